@@ -1,0 +1,1 @@
+"""Test and benchmark helpers. The llama.cpp oracle needs the `test` extra (llama-cpp-python)."""
