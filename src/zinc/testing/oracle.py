@@ -85,13 +85,10 @@ class LlamaCppModel:
             raise OracleError(f"{self.path}: llama.cpp could not load the model (set ZINC_ORACLE_VERBOSE=1 for its log)")
         self.n_vocab = llama_cpp.llama_vocab_n_tokens(llama_cpp.llama_model_get_vocab(self._model))
 
-    def logits(self, tokens: list[int]) -> np.ndarray:
-        """float32 logits of shape (len(tokens), n_vocab), teacher-forced from an empty context."""
+    def _context(self, n_tokens: int):
         llama_cpp, s = _lib(), self.settings
-        if not tokens:
-            raise OracleError("logits() needs at least one token")
         cp = llama_cpp.llama_context_default_params()
-        cp.n_ctx = s.n_ctx or (len(tokens) + 255) // 256 * 256
+        cp.n_ctx = s.n_ctx or (n_tokens + 255) // 256 * 256
         cp.n_batch, cp.n_ubatch = s.n_batch, min(s.n_batch, s.n_ubatch)
         cp.n_threads = cp.n_threads_batch = s.n_threads
         cp.flash_attn_type = (llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED if s.flash_attn
@@ -100,26 +97,57 @@ class LlamaCppModel:
         ctx = llama_cpp.llama_init_from_model(self._model, cp)
         if not ctx:
             raise OracleError(f"{self.path}: llama.cpp could not create a context (n_ctx={cp.n_ctx})")
-        out = np.empty((len(tokens), self.n_vocab), np.float32)
+        return ctx
+
+    def _decode(self, ctx, tokens: list[int], pos0: int, all_logits: bool) -> np.ndarray:
+        """Decode `tokens` at positions pos0.. in chunks of n_batch; logits of all rows or the last."""
+        llama_cpp, n_batch = _lib(), self.settings.n_batch
+        rows = []
+        for start in range(0, len(tokens), n_batch):
+            chunk = tokens[start : start + n_batch]
+            last_chunk = start + n_batch >= len(tokens)
+            b = llama_cpp.llama_batch_init(len(chunk), 0, 1)
+            try:
+                for i, t in enumerate(chunk):
+                    want = all_logits or (last_chunk and i == len(chunk) - 1)
+                    b.token[i], b.pos[i], b.n_seq_id[i], b.logits[i] = int(t), pos0 + start + i, 1, int(want)
+                    b.seq_id[i][0] = 0
+                b.n_tokens = len(chunk)
+                rc = llama_cpp.llama_decode(ctx, b)
+                if rc != 0:
+                    raise OracleError(f"{self.path}: llama_decode returned {rc}")
+                for i in range(len(chunk)) if all_logits else ([len(chunk) - 1] if last_chunk else []):
+                    ptr = llama_cpp.llama_get_logits_ith(ctx, i)
+                    rows.append(np.ctypeslib.as_array(ptr, shape=(self.n_vocab,)).copy())
+            finally:
+                llama_cpp.llama_batch_free(b)
+        return np.stack(rows).astype(np.float32, copy=False)
+
+    def logits(self, tokens: list[int]) -> np.ndarray:
+        """float32 logits of shape (len(tokens), n_vocab), teacher-forced from an empty context."""
+        if not tokens:
+            raise OracleError("logits() needs at least one token")
+        ctx = self._context(len(tokens))
         try:
-            for start in range(0, len(tokens), s.n_batch):
-                chunk = tokens[start : start + s.n_batch]
-                b = llama_cpp.llama_batch_init(len(chunk), 0, 1)
-                try:
-                    for i, t in enumerate(chunk):
-                        b.token[i], b.pos[i], b.n_seq_id[i], b.logits[i] = int(t), start + i, 1, 1
-                        b.seq_id[i][0] = 0
-                    b.n_tokens = len(chunk)
-                    rc = llama_cpp.llama_decode(ctx, b)
-                    if rc != 0:
-                        raise OracleError(f"{self.path}: llama_decode returned {rc}")
-                    for i in range(len(chunk)):
-                        ptr = llama_cpp.llama_get_logits_ith(ctx, i)
-                        out[start + i] = np.ctypeslib.as_array(ptr, shape=(self.n_vocab,))
-                finally:
-                    llama_cpp.llama_batch_free(b)
+            return self._decode(ctx, list(tokens), 0, all_logits=True)
         finally:
-            llama_cpp.llama_free(ctx)
+            _lib().llama_free(ctx)
+
+    def greedy(self, tokens: list[int], n: int) -> list[int]:
+        """llama.cpp's greedy continuation: the prompt in one batch, then one token at a time."""
+        if not tokens:
+            raise OracleError("greedy() needs at least one prompt token")
+        ctx = self._context(len(tokens) + n)
+        out: list[int] = []
+        try:
+            todo, pos = list(tokens), 0
+            while len(out) < n:
+                row = self._decode(ctx, todo, pos, all_logits=False)[-1]
+                pos += len(todo)
+                todo = [int(np.argmax(row))]
+                out.append(todo[0])
+        finally:
+            _lib().llama_free(ctx)
         return out
 
     def close(self) -> None:

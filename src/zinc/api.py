@@ -1,0 +1,132 @@
+"""The public Python API: `load()` a GGUF model and get a `Model` that tokenizes and computes logits.
+
+    m = zinc.load("model.gguf", backend="cpu", n_ctx=4096)
+    ids = m.tokenize("Hello", add_special=True, parse_special=False)
+    logits = m.logits(ids)            # (len(ids), n_vocab) float32, teacher-forced from position 0
+    text = m.detokenize(ids)
+    m.metadata, m.config
+
+For step-by-step use (the engine): `cache = m.new_cache()`, then `m.forward(ids, cache)` any number
+of times; each call continues the sequence where the cache ends.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+import numpy as np
+
+from zinc.backends import get_backend
+from zinc.backends.base import Ops
+from zinc.engine.cache import KVCache
+from zinc.gguf import GGUFFile
+from zinc.models.base import Batch, Config, load_weights
+from zinc.models.registry import get_architecture
+
+
+class Model:
+    """A loaded model: config, weights on a backend, tokenizer (built on first use), KV caches."""
+
+    def __init__(self, path: str | os.PathLike, backend: str | Ops = "cpu", n_ctx: int = 4096,
+                 n_ubatch: int = 512, **backend_options: Any) -> None:
+        self.path = Path(path)
+        self.gguf = GGUFFile(self.path)
+        try:
+            self.arch = get_architecture(self.gguf.architecture, self.path)
+            self.config: Config = self.arch.config(self.gguf)
+            self.ops: Ops = get_backend(backend, **backend_options)
+            self.weights = load_weights(self.ops, self.gguf, self.arch.tensors(self.config))
+        except BaseException:
+            self.gguf.close()
+            raise
+        self.n_ctx = int(n_ctx) if n_ctx and n_ctx > 0 else self.config.n_ctx_train
+        self.n_ubatch = max(1, min(int(n_ubatch), self.n_ctx))
+        self._tokenizer: Any = None
+        self._cache: KVCache | None = None
+
+    # -- metadata ---------------------------------------------------------------------------------
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return self.gguf.metadata
+
+    @property
+    def n_vocab(self) -> int:
+        return self.config.n_vocab
+
+    def __repr__(self) -> str:
+        return (f"Model({str(self.path)!r}, arch={self.config.arch!r}, backend={self.ops.name!r}, "
+                f"n_ctx={self.n_ctx})")
+
+    # -- text ---------------------------------------------------------------------------------------
+    @property
+    def tokenizer(self) -> Any:
+        if self._tokenizer is None:
+            from zinc.tokenizer import Tokenizer
+
+            self._tokenizer = Tokenizer.from_gguf(self.path)
+        return self._tokenizer
+
+    def tokenize(self, text: str, add_special: bool = True, parse_special: bool = False) -> list[int]:
+        return list(self.tokenizer.encode(text, add_special=add_special, parse_special=parse_special))
+
+    def detokenize(self, ids: Iterable[int]) -> str:
+        return self.tokenizer.decode([int(i) for i in ids])
+
+    # -- compute ------------------------------------------------------------------------------------
+    def new_cache(self, n_ctx: int | None = None, dtype: str = "f32") -> KVCache:
+        """An empty KV cache for one sequence of up to `n_ctx` tokens (default: the model's n_ctx)."""
+        return KVCache(self.ops, self.arch.cache_layout(self.config), n_ctx or self.n_ctx, self.n_ubatch, dtype)
+
+    def forward(self, ids: Iterable[int], cache: KVCache, last_only: bool = False) -> np.ndarray:
+        """Run `ids` after what `cache` holds; float32 logits for every token (or only the last)."""
+        ids = self._check_ids(ids)
+        result = np.empty((1 if last_only else len(ids), self.n_vocab), np.float32)
+        for s in range(0, len(ids), self.n_ubatch):
+            chunk = ids[s:s + self.n_ubatch]
+            batch = Batch.make(self.ops, chunk, cache.n_past, last_only=last_only)
+            cache.begin(batch.pos_host)
+            out = self.arch.forward(self.ops, self.config, self.weights, batch, cache)
+            cache.end()
+            if not last_only:
+                result[s:s + len(chunk)] = self.ops.to_numpy(out)
+            elif s + len(chunk) == len(ids):
+                result[:] = self.ops.to_numpy(out)
+        return result
+
+    def logits(self, ids: Iterable[int]) -> np.ndarray:
+        """Teacher-forced logits (len(ids), n_vocab) float32, from an empty context."""
+        ids = self._check_ids(ids)
+        if self._cache is None or self._cache.n_ctx < len(ids):
+            self._cache = self.new_cache(max(self.n_ctx, len(ids)))
+        self._cache.reset()
+        return self.forward(ids, self._cache)
+
+    def _check_ids(self, ids: Iterable[int]) -> list[int]:
+        ids = [int(i) for i in ids]
+        if not ids:
+            raise ValueError("need at least one token id")
+        bad = [i for i in ids if not 0 <= i < self.n_vocab]
+        if bad:
+            raise ValueError(f"token id {bad[0]} is out of range [0, {self.n_vocab})")
+        return ids
+
+    def close(self) -> None:
+        """Drop the weights and caches and close the file."""
+        self.weights = None
+        self._cache = None
+        try:
+            self.gguf.close()
+        except BufferError:
+            pass
+
+
+def load(path: str | os.PathLike, backend: str | Ops = "cpu", n_ctx: int = 4096, **options: Any) -> Model:
+    """Load a GGUF model on a backend ("cpu": NumPy). `n_ctx` <= 0 means the training context.
+
+    Raises UnsupportedModelError for an architecture zinc does not implement, GGUFError for a
+    malformed file or a missing/misshapen tensor, BackendUnavailableError when the backend cannot run
+    the file's weight types.
+    """
+    return Model(path, backend=backend, n_ctx=n_ctx, **options)

@@ -1,0 +1,195 @@
+"""The op interface every backend implements, the quantized weight type and the capability check.
+
+A model is written once against `Ops` and never looks at which backend runs it. Activations are
+backend arrays (NumPy arrays on the CPU, torch tensors on CUDA, ...) that only the backend's ops
+touch; the model only reshapes and splits them through ops too. Weights are `QTensor`s (raw GGUF
+bytes plus their ggml type); `Ops.upload` turns one into the backend's weight handle, and
+`matmul` / `embed` / `matmul_experts` pick their kernel from the weight's ggml type, so quantization
+is invisible to models.
+
+Shapes are row-major. `T` tokens of the current step, `S` KV cells, `Hq`/`Hkv` query/KV heads,
+`Dh` head dim. A weight of row-major shape `(N, K)` maps `K` inputs to `N` outputs (`y = x @ W.T`);
+an expert stack has shape `(E, N, K)`.
+
+`BaseOps` carries the default compositions of the fused ops (add + norm, matmul + GLU,
+rope + KV write); a backend overrides one when it has a kernel for it. `check_capabilities` runs at
+load time and raises `BackendUnavailableError` listing every (op, ggml type) pair a backend lacks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Protocol, runtime_checkable
+
+import numpy as np
+
+from zinc.errors import BackendUnavailableError
+from zinc.gguf.constants import BLOCK_LAYOUT, GGMLType, row_nbytes
+
+Array = Any  # a backend activation array
+Weight = Any  # a backend weight handle (from Ops.upload)
+
+WEIGHT_OPS = ("embed", "matmul", "matmul_experts")  # the ops whose kernel depends on a ggml type
+
+
+@dataclass(frozen=True)
+class QTensor:
+    """A weight as stored in the file: raw ggml blocks (often a zero-copy mmap view) and its type."""
+
+    name: str
+    ggml_type: GGMLType
+    shape: tuple[int, ...]  # row-major; the last axis is the contiguous (block) axis
+    data: np.ndarray  # uint8, exactly nbytes long
+
+    @classmethod
+    def from_gguf(cls, gguf: Any, name: str) -> "QTensor":
+        info = gguf.info(name)
+        return cls(name, GGMLType(info.ggml_type), tuple(info.shape), gguf.raw(name))
+
+    @property
+    def n_elements(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.data.nbytes)
+
+    @property
+    def row_nbytes(self) -> int:
+        return row_nbytes(self.ggml_type, self.shape[-1])
+
+    @property
+    def block_size(self) -> int:
+        return BLOCK_LAYOUT[self.ggml_type][0]
+
+    def rows(self) -> np.ndarray:
+        """The raw bytes as (n_rows, row_nbytes): row i holds the blocks of output row i."""
+        return self.data.reshape(-1, self.row_nbytes)
+
+    def dequantize(self) -> np.ndarray:
+        """The whole tensor as float32 in its row-major shape."""
+        from zinc.gguf.quants import dequantize
+
+        return dequantize(self.data, self.ggml_type, self.n_elements).reshape(self.shape)
+
+
+@dataclass(frozen=True)
+class RopeParams:
+    """Everything `ggml_rope_ext` takes besides the data and positions (spec common-ops §2)."""
+
+    n_dims: int  # rotated dims per head (<= head dim; the rest pass through)
+    mode: str = "norm"  # "norm" (adjacent pairs) or "neox" (rotate half)
+    freq_base: float = 10000.0
+    freq_scale: float = 1.0
+    ext_factor: float = 0.0  # YaRN ramp mix, 1.0 with YaRN scaling
+    attn_factor: float = 1.0
+    beta_fast: float = 32.0
+    beta_slow: float = 1.0
+    n_ctx_orig: int = 0
+
+
+@runtime_checkable
+class Ops(Protocol):
+    """The op set of a backend. Arrays in and out are the backend's own type."""
+
+    name: str
+
+    # -- memory ---------------------------------------------------------------------------------
+    def upload(self, qt: QTensor) -> Weight: ...
+    def from_numpy(self, a: np.ndarray) -> Array: ...
+    def to_numpy(self, x: Array) -> np.ndarray: ...
+    def zeros(self, shape: tuple[int, ...], dtype: str) -> Array: ...  # dtype: "f32" "f16" "i32"
+    def full(self, shape: tuple[int, ...], value: float, dtype: str) -> Array: ...
+    def capabilities(self) -> dict[str, frozenset[GGMLType]]: ...
+
+    # -- shapes -----------------------------------------------------------------------------------
+    def reshape(self, x: Array, shape: tuple[int, ...]) -> Array: ...
+    def split(self, x: Array, sizes: Iterable[int]) -> list[Array]: ...  # along the last axis
+    def slice_rows(self, x: Array, start: int, stop: int) -> Array: ...  # x[start:stop] (first axis)
+
+    # -- weight ops (kernel chosen by the weight's ggml type) ------------------------------------
+    def embed(self, w: Weight, ids: Array) -> Array: ...  # (V, D)[ids] -> (T, D)
+    def matmul(self, x: Array, w: Weight) -> Array: ...  # (..., K) x (N, K) -> (..., N)
+    def matmul_experts(self, x: Array, w: Weight, ids: Array) -> Array: ...
+    # x (T, K) or (T, k, K), w (E, N, K), ids (T, k) -> (T, k, N)
+
+    # -- elementwise, norms ------------------------------------------------------------------------
+    def add(self, a: Array, b: Array) -> Array: ...
+    def mul(self, a: Array, b: Array) -> Array: ...
+    def scale(self, x: Array, s: float) -> Array: ...
+    def softcap(self, x: Array, cap: float) -> Array: ...  # cap * tanh(x / cap)
+    def rms_norm(self, x: Array, w: Array | None, eps: float) -> Array: ...  # over the last axis
+    def glu(self, gate: Array, up: Array, act: str) -> Array: ...  # act(gate) * up; "silu" "gelu"
+
+    # -- attention ---------------------------------------------------------------------------------
+    def rope(self, x: Array, pos: Array, p: RopeParams, freq_factors: Array | None = None) -> Array: ...
+    # x (T, H, Dh), pos (T,) int32
+    def kv_write(self, cache_k: Array, cache_v: Array, cache_pos: Array, k: Array, v: Array,
+                 pos: Array, slots: Array) -> None: ...
+    # writes in place: cache_k[slots] = k, cache_v[slots] = v, cache_pos[slots] = pos;
+    # cache_k (S, Hkv, Dh), cache_pos (S,) int32 (-1 = empty); k (T, Hkv, Dh); slots (T,) int32
+    def attention(self, q: Array, k: Array, v: Array, q_pos: Array, kv_pos: Array, n_kv: int,
+                  kq_scale: float, window: int = 0, softcap: float = 0.0,
+                  sinks: Array | None = None) -> Array: ...
+    # q (T, Hq, Dh), k/v caches (S, Hkv, D*), kv_pos (S,); only cells [0, n_kv) are read.
+    # A key at position p0 is visible to a query at p1 iff 0 <= p0 <= p1 and (window == 0 or
+    # p1 - p0 < window). Returns (T, Hq, Dv).
+
+    # -- mixture of experts ---------------------------------------------------------------------------
+    def router_topk(self, logits: Array, k: int, gating: str, norm_w: bool,
+                    w_scale: float) -> tuple[Array, Array]: ...  # -> ids (T, k) int32, w (T, k) f32
+    def weighted_sum(self, x: Array, w: Array) -> Array: ...  # (T, k, D), (T, k) -> (T, D)
+
+    # -- sampling -------------------------------------------------------------------------------------
+    def argmax(self, x: Array) -> Array: ...  # over the last axis
+
+    # -- fused (defaults in BaseOps) ----------------------------------------------------------------------
+    def add_rms_norm(self, x: Array, r: Array, w: Array | None, eps: float) -> tuple[Array, Array]: ...
+    def matmul_glu(self, x: Array, w_gate: Weight, w_up: Weight, act: str) -> Array: ...
+    def rope_kv_write(self, k: Array, v: Array, pos: Array, p: RopeParams, freq_factors: Array | None,
+                      cache_k: Array, cache_v: Array, cache_pos: Array, slots: Array) -> Array: ...
+
+
+class BaseOps:
+    """Default compositions of the fused ops; backends subclass this and implement the rest."""
+
+    name = "base"
+
+    def add_rms_norm(self, x, r, w, eps):
+        """(x + r, rms_norm(x + r) * w): the residual add followed by the next norm."""
+        s = self.add(x, r)
+        return s, self.rms_norm(s, w, eps)
+
+    def matmul_glu(self, x, w_gate, w_up, act):
+        """act(x @ W_gate.T) * (x @ W_up.T)."""
+        return self.glu(self.matmul(x, w_gate), self.matmul(x, w_up), act)
+
+    def rope_kv_write(self, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots):
+        """Rotate K, store K and V in the cache cells `slots`; returns the rotated K."""
+        k = self.rope(k, pos, p, freq_factors)
+        self.kv_write(cache_k, cache_v, cache_pos, k, v, pos, slots)
+        return k
+
+
+@dataclass(frozen=True)
+class WeightUse:
+    """One weight and the op that consumes it (for the load-time capability check)."""
+
+    op: str  # one of WEIGHT_OPS
+    tensor: str
+    ggml_type: GGMLType
+
+
+def check_capabilities(ops: Ops, uses: Iterable[WeightUse], where: str = "") -> None:
+    """Raise BackendUnavailableError listing every (op, ggml type) pair `ops` cannot run."""
+    caps = ops.capabilities()
+    missing: dict[tuple[str, str], list[str]] = {}
+    for u in uses:
+        if u.ggml_type not in caps.get(u.op, frozenset()):
+            missing.setdefault((u.op, GGMLType(u.ggml_type).name), []).append(u.tensor)
+    if missing:
+        lines = [f"  {op} x {t}: {', '.join(names[:3])}{' ...' if len(names) > 3 else ''}"
+                 for (op, t), names in sorted(missing.items())]
+        loc = f" for {where}" if where else ""
+        raise BackendUnavailableError(
+            f"backend {ops.name!r} lacks {len(missing)} (op, ggml type) pair(s){loc}:\n" + "\n".join(lines))

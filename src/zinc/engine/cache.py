@@ -1,0 +1,114 @@
+"""The KV cache: one K, V and position buffer per attention layer, kept on the backend across steps.
+
+Layers come in two kinds (spec common-ops §3):
+
+* full attention: `n_ctx` cells, the token at position p lives in cell p;
+* sliding window `w`: a ring of `min(n_ctx, w + n_ubatch - 1)` cells, the token at position p lives
+  in cell `p % size`. A step of at most `n_ubatch` tokens can then never overwrite a key that one of
+  its own queries still sees (the oldest key a query at p0 needs is p0 - w + 1, the newest write
+  is at p0 + n_ubatch - 1).
+
+Each cell also stores its token position (-1 = empty); attention builds its causal and window mask
+from those positions, so the storage order never matters. `begin(pos)` prepares the cell indices of
+a step (prefill of many tokens or decode of one), `end()` advances `n_past`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from zinc.backends.base import Ops
+from zinc.errors import ZincError
+
+
+@dataclass(frozen=True)
+class LayerCacheSpec:
+    """What one attention layer stores: KV heads, head dims, and its window (0 = full attention)."""
+
+    n_head_kv: int
+    head_dim_k: int
+    head_dim_v: int
+    window: int = 0
+
+
+class LayerKV:
+    """One layer's buffers plus the current step's cell indices (`slots`) and readable extent (`n_kv`)."""
+
+    def __init__(self, ops: Ops, spec: LayerCacheSpec, size: int, dtype: str) -> None:
+        self.spec, self.size, self.window = spec, size, spec.window
+        self.k = ops.zeros((size, spec.n_head_kv, spec.head_dim_k), dtype)
+        self.v = ops.zeros((size, spec.n_head_kv, spec.head_dim_v), dtype)
+        self.pos = ops.full((size,), -1, "i32")
+        self.slots: Any = None
+        self.n_kv = 0
+
+
+class KVCache:
+    """Per-layer KV storage for one sequence, sized from the context length."""
+
+    def __init__(self, ops: Ops, layout: Sequence[LayerCacheSpec], n_ctx: int, n_ubatch: int = 512,
+                 dtype: str = "f32") -> None:
+        if n_ctx <= 0 or n_ubatch <= 0:
+            raise ValueError(f"n_ctx and n_ubatch must be positive, got {n_ctx}, {n_ubatch}")
+        self.ops, self.n_ctx, self.n_ubatch, self.dtype = ops, n_ctx, n_ubatch, dtype
+        self.layout = list(layout)
+        self.layers = [LayerKV(ops, s, self._size(s), dtype) for s in self.layout]
+        self.n_past = 0
+        self._pending = 0
+
+    def _size(self, s: LayerCacheSpec) -> int:
+        return self.n_ctx if s.window <= 0 else min(self.n_ctx, s.window + self.n_ubatch - 1)
+
+    def layer(self, il: int) -> LayerKV:
+        return self.layers[il]
+
+    @property
+    def nbytes(self) -> int:
+        item = 2 if self.dtype == "f16" else 4
+        return sum(lk.size * lk.spec.n_head_kv * (lk.spec.head_dim_k + lk.spec.head_dim_v) * item
+                   for lk in self.layers)
+
+    def begin(self, pos: np.ndarray) -> None:
+        """Prepare a step whose tokens sit at the consecutive positions `pos` (host array)."""
+        pos = np.asarray(pos, np.int64)
+        if len(pos) == 0:
+            raise ValueError("a step needs at least one token")
+        if len(pos) > self.n_ubatch:
+            raise ZincError(f"a step of {len(pos)} tokens exceeds n_ubatch={self.n_ubatch}; split it")
+        if pos[0] != self.n_past or np.any(np.diff(pos) != 1):
+            raise ZincError(f"step positions must continue the cache at {self.n_past} without gaps")
+        if pos[-1] >= self.n_ctx:
+            raise ZincError(f"context is full: position {int(pos[-1])} does not fit n_ctx={self.n_ctx}")
+        by_size: dict[int, tuple[Any, int]] = {}
+        for lk in self.layers:
+            if lk.size not in by_size:
+                slots = (pos % lk.size).astype(np.int32)
+                by_size[lk.size] = (self.ops.from_numpy(slots), int(min(lk.size, pos[-1] + 1)))
+            lk.slots, lk.n_kv = by_size[lk.size]
+        self._pending = int(pos[-1]) + 1
+
+    def end(self) -> None:
+        """The step's keys and values are written: advance `n_past`."""
+        self.n_past = self._pending
+
+    def reset(self) -> None:
+        """Forget every token (the buffers are kept and reused)."""
+        for lk in self.layers:
+            lk.pos = self.ops.full((lk.size,), -1, "i32")
+        self.n_past = self._pending = 0
+
+    def truncate(self, n: int) -> None:
+        """Keep the first `n` tokens only (to re-evaluate from there); ring layers need their window kept."""
+        if not 0 <= n <= self.n_past:
+            raise ValueError(f"cannot truncate to {n} tokens: the cache holds {self.n_past}")
+        for lk in self.layers:
+            if lk.size < self.n_ctx and self.n_past - lk.size > n - lk.window:
+                raise ZincError(f"cannot roll the sliding-window cache back to {n}: its keys were overwritten")
+        for lk in self.layers:
+            p = self.ops.to_numpy(lk.pos).copy()
+            p[p >= n] = -1
+            lk.pos = self.ops.from_numpy(p.astype(np.int32))
+        self.n_past = self._pending = n

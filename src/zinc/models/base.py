@@ -1,0 +1,258 @@
+"""What every architecture shares: `Config` (hyper-parameters and named quirks), tensor specs, weights, batches.
+
+`Config.from_gguf(gguf)` reads the `{arch}.*` metadata exactly as llama.cpp's `load_hparams` does
+(defaults included) through the architecture module found in the registry; each architecture
+module then sets its quirks as named fields (query pre-scale, q/k norm, post norms, embedding
+scale, final softcap, sliding-window pattern, rope per layer kind, experts). Shared code reads
+those fields and never tests the architecture name.
+
+`load_weights` checks every tensor an architecture declares (presence and shape, with errors naming
+the tensor), runs the backend's capability check, then uploads the weights.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import numpy as np
+
+from zinc.backends.base import Ops, QTensor, RopeParams, WeightUse, check_capabilities
+from zinc.errors import GGUFError, UnsupportedModelError
+
+_REQUIRED = object()
+
+
+@dataclass(frozen=True)
+class Config:
+    """Hyper-parameters of a model plus every architecture quirk, as named fields."""
+
+    arch: str
+    n_vocab: int
+    n_embd: int
+    n_layer: int
+    n_head: int
+    n_head_kv: int
+    head_dim: int  # of keys and queries
+    head_dim_v: int
+    n_ff: int
+    n_ctx_train: int
+    norm_eps: float
+    rope: RopeParams  # full-attention layers
+    rope_swa: RopeParams  # sliding-window layers
+    kq_scale: float  # multiplies q.k before the softmax
+    n_swa: int = 0  # sliding window (keys visible: the current one and n_swa - 1 before it)
+    swa_layers: tuple[bool, ...] = ()  # per layer: True = sliding window; empty = none
+    q_scale: float = 1.0  # query pre-scale applied after rope (Gemma 3's f_attention_scale)
+    qk_norm: bool = False  # per-head RMS norm of q and k before rope (attn_q_norm / attn_k_norm)
+    post_norms: bool = False  # RMS norms on the attention and FFN outputs (Gemma)
+    embed_scale: float = 1.0  # token embeddings multiplied by this (Gemma: sqrt(n_embd))
+    final_softcap: float = 0.0  # logits = cap * tanh(logits / cap) when > 0
+    act: str = "silu"  # GLU activation: "silu" or "gelu"
+    n_expert: int = 0
+    n_expert_used: int = 0
+    n_ff_exp: int = 0
+    expert_gating: str = "softmax"
+    expert_norm_w: bool = False  # renormalise the selected expert weights to sum 1
+    expert_w_scale: float = 0.0  # 0 or 1: no scaling
+
+    def is_swa(self, il: int) -> bool:
+        return bool(self.swa_layers) and self.swa_layers[il]
+
+    def rope_for(self, il: int) -> RopeParams:
+        return self.rope_swa if self.is_swa(il) else self.rope
+
+    def window(self, il: int) -> int:
+        return self.n_swa if self.is_swa(il) else 0
+
+    @classmethod
+    def from_gguf(cls, gguf: Any) -> "Config":
+        """The config of an opened GGUFFile, built by its architecture's module."""
+        from zinc.models.registry import get_architecture
+
+        return get_architecture(gguf.architecture, gguf.path).config(gguf)
+
+
+class Meta:
+    """Typed access to `{arch}.*` metadata with llama.cpp's defaults and clear errors."""
+
+    def __init__(self, gguf: Any, arch: str) -> None:
+        self.gguf, self.arch, self.md = gguf, arch, gguf.metadata
+
+    def key(self, name: str) -> str:
+        return f"{self.arch}.{name}"
+
+    def get(self, name: str, default: Any = _REQUIRED) -> Any:
+        k = self.key(name)
+        if k in self.md:
+            return self.md[k]
+        if default is _REQUIRED:
+            raise GGUFError(self.gguf.path, f"required metadata key is missing (architecture {self.arch})", k)
+        return default
+
+    def uniform(self, name: str, default: Any = _REQUIRED) -> Any:
+        """A key that llama.cpp reads with get_key_or_arr; zinc needs one value for all layers."""
+        v = self.get(name, default)
+        if isinstance(v, (list, np.ndarray)):
+            vals = {int(x) for x in np.asarray(v).reshape(-1)}
+            if len(vals) != 1:
+                raise UnsupportedModelError(f"{self.gguf.path}: per-layer values of {self.key(name)} "
+                                            f"({sorted(vals)}) are not supported for {self.arch}")
+            return vals.pop()
+        return v
+
+
+def common_config(gguf: Any, arch: str, **overrides: Any) -> Config:
+    """The fields every attention model shares, read like llama.cpp's generic load_hparams."""
+    m = Meta(gguf, arch)
+    n_embd = int(m.get("embedding_length"))
+    n_head = int(m.uniform("attention.head_count"))
+    head_dim = int(m.get("attention.key_length", n_embd // n_head))
+    n_layer = int(m.get("block_count")) - int(m.get("nextn_predict_layers", 0))
+    rope = rope_params(m, head_dim, mode=overrides.pop("rope_mode", "norm"))
+    kw: dict[str, Any] = dict(
+        arch=arch, n_vocab=vocab_size(gguf), n_embd=n_embd, n_layer=n_layer, n_head=n_head,
+        n_head_kv=int(m.uniform("attention.head_count_kv", n_head)), head_dim=head_dim,
+        head_dim_v=int(m.get("attention.value_length", n_embd // n_head)),
+        n_ff=int(m.uniform("feed_forward_length", 0)), n_ctx_train=int(m.get("context_length")),
+        norm_eps=float(m.get("attention.layer_norm_rms_epsilon")), rope=rope, rope_swa=rope,
+        kq_scale=float(np.float32(1) / np.sqrt(np.float32(head_dim))),
+        n_expert=int(m.get("expert_count", 0)), n_expert_used=int(m.uniform("expert_used_count", 0)))
+    kw.update(overrides)
+    return Config(**kw)
+
+
+def vocab_size(gguf: Any) -> int:
+    """llama.cpp's n_vocab: the tokenizer's token count, else the embedding's row count."""
+    toks = gguf.metadata.get("tokenizer.ggml.tokens")
+    if toks is not None:
+        return len(toks)
+    if "token_embd.weight" in gguf.tensors:
+        return int(gguf.tensors["token_embd.weight"].shape[0])
+    raise GGUFError(gguf.path, "cannot tell the vocabulary size (no tokenizer.ggml.tokens, no token_embd)")
+
+
+def rope_params(m: Meta, head_dim: int, mode: str) -> RopeParams:
+    """Rope parameters of full-attention layers (spec common-ops §2.3)."""
+    n_dims = int(m.get("rope.dimension_count", head_dim))
+    scaling = str(m.get("rope.scaling.type", "linear"))
+    if scaling not in ("none", "linear", "yarn"):
+        raise UnsupportedModelError(f"{m.gguf.path}: rope scaling type {scaling!r} ({m.key('rope.scaling.type')}) "
+                                    "is not supported")
+    factor = float(m.get("rope.scaling.factor", m.get("rope.scale_linear", 0.0)))
+    freq_scale = 1.0 if (factor == 0.0 or scaling == "none") else float(np.float32(1) / np.float32(factor))
+    ext_factor = 1.0 if scaling == "yarn" else 0.0
+    attn_factor = 1.0
+    if ext_factor:
+        f = 1.0 / freq_scale
+        def mscale(s: float, ms: float) -> float:
+            return 1.0 if s <= 1.0 else 0.1 * ms * math.log(s) + 1.0
+        log_mul = float(m.get("rope.scaling.yarn_log_multiplier", 0.0))
+        attn_factor = mscale(f, 1.0) / mscale(f, log_mul) if log_mul else mscale(f, 1.0)
+        attn_factor *= 1.0 / (1.0 + 0.1 * math.log(f))
+    attn_factor *= float(m.get("rope.scaling.attn_factor", 1.0))
+    n_ctx_train = int(m.get("context_length"))
+    return RopeParams(n_dims=n_dims, mode=mode, freq_base=float(m.get("rope.freq_base", 10000.0)),
+                      freq_scale=freq_scale, ext_factor=ext_factor, attn_factor=attn_factor,
+                      n_ctx_orig=int(m.get("rope.scaling.original_context_length", n_ctx_train)))
+
+
+# ------------------------------------------------------------------------------------------ tensors
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """A tensor an architecture reads: row-major shape, the op that consumes it, whether required."""
+
+    name: str
+    shape: tuple[int, ...]
+    op: str = "matmul"  # "matmul", "embed", "matmul_experts" (uploaded as weights) or "vector"
+    required: bool = True
+    alt: str = ""  # another tensor whose presence makes this one unnecessary (fused attn_qkv)
+
+
+class LayerWeights:
+    """The weights of block `il`, addressed by their short GGUF names ("attn_q", "ffn_norm", ...)."""
+
+    def __init__(self, weights: "Weights", il: int) -> None:
+        self._w, self.il = weights, il
+
+    def __getitem__(self, short: str) -> Any:
+        return self._w[f"blk.{self.il}.{short}.weight"]
+
+    def get(self, short: str, kind: str = "weight") -> Any:
+        return self._w.get(f"blk.{self.il}.{short}.{kind}")
+
+    def has(self, short: str, kind: str = "weight") -> bool:
+        return f"blk.{self.il}.{short}.{kind}" in self._w.tensors
+
+
+class Weights:
+    """Uploaded tensors by their GGUF names (`output.weight` aliases `token_embd.weight` when tied)."""
+
+    def __init__(self, tensors: dict[str, Any]) -> None:
+        self.tensors = tensors
+
+    def __getitem__(self, name: str) -> Any:
+        return self.tensors[name]
+
+    def get(self, name: str) -> Any:
+        return self.tensors.get(name)
+
+    def layer(self, il: int) -> LayerWeights:
+        return LayerWeights(self, il)
+
+
+def load_weights(ops: Ops, gguf: Any, specs: Iterable[TensorSpec]) -> Weights:
+    """Check presence and shape of every declared tensor and the backend's capabilities; upload."""
+    present = list(_resolve_specs(gguf, list(specs)))
+    uses = [WeightUse(s.op, s.name, gguf.tensors[s.name].ggml_type) for s in present if s.op != "vector"]
+    tied = "output.weight" not in gguf.tensors and "token_embd.weight" in gguf.tensors
+    if tied:
+        uses.append(WeightUse("matmul", "token_embd.weight (tied output)", gguf.tensors["token_embd.weight"].ggml_type))
+    check_capabilities(ops, uses, where=str(gguf.path))
+    out: dict[str, Any] = {}
+    for s in present:
+        qt = QTensor.from_gguf(gguf, s.name)
+        out[s.name] = ops.from_numpy(qt.dequantize()) if s.op == "vector" else ops.upload(qt)
+    if tied:
+        out["output.weight"] = out["token_embd.weight"]
+    return Weights(out)
+
+
+def _resolve_specs(gguf: Any, specs: list[TensorSpec]) -> Iterable[TensorSpec]:
+    arch = gguf.architecture
+    for s in specs:
+        info = gguf.tensors.get(s.name)
+        if info is None:
+            if s.required and not (s.alt and s.alt in gguf.tensors):
+                raise GGUFError(gguf.path, f"required tensor is missing (architecture {arch})", f"tensor {s.name}")
+            continue
+        if tuple(info.shape) != tuple(s.shape):
+            raise GGUFError(gguf.path, f"shape {tuple(info.shape)} does not match the expected {tuple(s.shape)} "
+                            f"(architecture {arch}, row-major)", f"tensor {s.name}")
+        yield s
+
+
+# ------------------------------------------------------------------------------------------ batches
+
+
+@dataclass
+class Batch:
+    """One step's tokens on the backend: ids and absolute positions (T,), plus host copies."""
+
+    tokens: Any
+    pos: Any
+    pos_host: np.ndarray
+    last_only: bool = False  # compute logits for the last token only
+
+    @property
+    def n(self) -> int:
+        return len(self.pos_host)
+
+    @classmethod
+    def make(cls, ops: Ops, ids: Iterable[int], start: int, last_only: bool = False) -> "Batch":
+        ids_np = np.asarray(list(ids), np.int32)
+        pos = np.arange(start, start + len(ids_np), dtype=np.int32)
+        return cls(ops.from_numpy(ids_np), ops.from_numpy(pos), pos, last_only)
