@@ -1,26 +1,59 @@
 """The `zinc` command. The only module that reads environment variables.
 
-Implemented so far: `zinc inspect FILE` (GGUF metadata and tensor table) and `zinc --version`.
-`run`, `serve`, `chat`, `bench`, `model` and `--check` arrive with the engine and server.
+    zinc inspect FILE [--json]                  a GGUF file's metadata and tensors
+    zinc --check [-m PATH|ID | --model-id ID]   host, backends, model and memory: READY or NOT READY
+    zinc model list|pull|use|active|rm          the managed model catalog
+    zinc run | serve | chat | bench             not implemented yet (exit 2)
+
+Environment: ``ZINC_HOME`` (models and settings, default ``~/.cache/zinc``) and ``ZINC_ENDPOINT``
+(download server, default ``https://huggingface.co``); the ``--home`` / ``--endpoint`` flags win.
+Logs and progress go to stderr, results to stdout. Exit status: 0 ok, 1 error or NOT READY,
+2 usage error or not implemented.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import json
+import os
+import platform
 import sys
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from zinc import __version__
+from zinc.options import BACKENDS, RuntimeOptions
 
 NOT_YET = {
     "run": "text generation (`zinc run`)",
     "serve": "the OpenAI-compatible server (`zinc serve`)",
     "chat": "the server and browser chat UI (`zinc chat`)",
     "bench": "benchmarks (`zinc bench`)",
-    "model": "the managed model catalog (`zinc model`)",
 }
+FALLBACK_ARCHITECTURES = ("llama", "qwen3", "qwen3moe", "gemma3")
+# LLAMA_FTYPE values of llama.h → file-type names (general.file_type)
+FILE_TYPES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1", 10: "Q2_K",
+              11: "Q3_K_S", 12: "Q3_K_M", 13: "Q3_K_L", 14: "Q4_K_S", 15: "Q4_K_M", 16: "Q5_K_S",
+              17: "Q5_K_M", 18: "Q6_K", 19: "IQ2_XXS", 20: "IQ2_XS", 21: "Q2_K_S", 22: "IQ3_XS",
+              23: "IQ3_XXS", 24: "IQ1_S", 25: "IQ4_NL", 26: "IQ3_S", 27: "IQ3_M", 28: "IQ2_S", 29: "IQ2_M",
+              30: "IQ4_XS", 31: "IQ1_M", 32: "BF16", 36: "TQ1_0", 37: "TQ2_0", 38: "MXFP4_MOE"}
+KV_BYTES = 2  # f16 K and V cache entries
+WARN_FRACTION = 0.85  # memory use above this share of the device's memory is a warning
+GIB = 2**30
+
+
+def log(msg: str) -> None:
+    print(f"zinc: {msg}", file=sys.stderr, flush=True)
+
+
+def _gib(n: float | None) -> str:
+    return "unknown" if n is None else f"{n / GIB:.2f} GiB"
 
 
 def _short(value, limit: int = 8) -> str:
@@ -59,32 +92,585 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+# -- options: flags, then environment, then defaults --------------------------------------------
+
+def runtime_options(args: argparse.Namespace) -> RuntimeOptions:
+    """RuntimeOptions from the flags and the ZINC_* environment variables (flags win)."""
+    home = getattr(args, "home", None) or os.environ.get("ZINC_HOME") or None
+    endpoint = getattr(args, "endpoint", None) or os.environ.get("ZINC_ENDPOINT") or None
+    kw: dict[str, Any] = {}
+    if home:
+        kw["home"] = Path(home)
+    if endpoint:
+        kw["endpoint"] = endpoint
+    if getattr(args, "backend", None):
+        kw["backend"] = args.backend
+    if getattr(args, "ctx_size", None):
+        kw["n_ctx"] = args.ctx_size
+    try:
+        return RuntimeOptions(**kw)
+    except ValueError as e:
+        raise SystemExit(f"zinc: error: {e}") from None
+
+
+# -- the machine: host and backends --------------------------------------------------------------
+
+def _meminfo() -> dict[str, int]:
+    out: dict[str, int] = {}
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                key, _, rest = line.partition(":")
+                parts = rest.split()
+                if parts and parts[0].isdigit():
+                    out[key] = int(parts[0]) * (1024 if parts[1:] == ["kB"] else 1)
+    except OSError:
+        pass
+    return out
+
+
+def _sysconf(name: str) -> int | None:
+    try:
+        value = os.sysconf(name)
+        return value if value > 0 else None
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.lower().startswith(("model name", "hardware", "cpu model")):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def host_info() -> dict[str, Any]:
+    mi = _meminfo()
+    page = _sysconf("SC_PAGE_SIZE") or 4096
+    total = mi.get("MemTotal") or ((_sysconf("SC_PHYS_PAGES") or 0) * page) or None
+    avail = mi.get("MemAvailable") or ((_sysconf("SC_AVPHYS_PAGES") or 0) * page) or None
+    return {"os": platform.platform(), "python": f"{platform.python_version()} ({platform.python_implementation()})",
+            "cpu": _cpu_name(), "cores": os.cpu_count(), "ram_total": total, "ram_available": avail}
+
+
+def _implemented_backends() -> set[str]:
+    try:
+        from zinc.backends import backend_names
+        return set(backend_names())
+    except Exception:  # noqa: BLE001 - a broken backend package must not break --check
+        return {"cpu"}
+
+
+def probe_cuda() -> dict[str, Any]:
+    """torch importable and torch.cuda.is_available(); device names, memory and driver."""
+    res: dict[str, Any] = {"name": "cuda", "available": False, "reason": "", "devices": []}
+    try:
+        import torch
+    except ModuleNotFoundError:
+        res["reason"] = "torch is not installed (pip install 'zinc-llm[cuda]')"
+        return res
+    except Exception as e:  # noqa: BLE001 - broken installs raise anything
+        res["reason"] = f"torch failed to import: {e.__class__.__name__}: {e}"
+        return res
+    try:
+        if not torch.cuda.is_available():
+            why = "built without CUDA" if torch.version.cuda is None else "no NVIDIA GPU or driver is visible"
+            res["reason"] = f"torch {torch.__version__} is installed but torch.cuda.is_available() is False ({why})"
+            return res
+        driver = getattr(torch._C, "_cuda_getDriverVersion", lambda: None)()
+        drv = f"{driver // 1000}.{driver % 1000 // 10}" if driver else "unknown"
+        for i in range(torch.cuda.device_count()):
+            props = torch.cuda.get_device_properties(i)
+            try:
+                free, total = torch.cuda.mem_get_info(i)
+            except Exception:  # noqa: BLE001
+                free, total = None, props.total_memory
+            res["devices"].append({"name": props.name, "memory": int(total), "memory_free": free,
+                                   "driver": f"driver {drv}, CUDA runtime {torch.version.cuda}, torch {torch.__version__}"})
+    except Exception as e:  # noqa: BLE001
+        res["reason"] = f"CUDA probe failed: {e.__class__.__name__}: {e}"
+        return res
+    res["available"] = bool(res["devices"])
+    if importlib.util.find_spec("triton") is None:
+        res["note"] = "triton is not installed: zinc's CUDA kernels need it"
+    return res
+
+
+def _wgpu_adapter(out: dict[str, Any]) -> None:
+    try:
+        import wgpu
+    except ModuleNotFoundError:
+        out["reason"] = "wgpu is not installed (pip install 'zinc-llm[vulkan]')"
+        return
+    try:
+        gpu = wgpu.gpu
+        request = getattr(gpu, "request_adapter_sync", None) or gpu.request_adapter
+        adapter = request(power_preference="high-performance")
+        if adapter is None:
+            out["reason"] = "wgpu found no GPU adapter (install a Vulkan driver, e.g. mesa-vulkan-drivers)"
+            return
+        info = getattr(adapter, "info", None)
+        if info is None and hasattr(adapter, "request_adapter_info"):
+            info = adapter.request_adapter_info()
+        info = dict(info or {})
+        name = info.get("device") or info.get("description") or "GPU adapter"
+        driver = " ".join(str(info.get(k)) for k in ("backend_type", "adapter_type", "description") if info.get(k))
+        out["devices"].append({"name": name, "memory": None, "memory_free": None,
+                               "driver": f"{driver}, wgpu {getattr(wgpu, '__version__', '?')}".strip(", ")})
+        out["available"] = True
+    except Exception as e:  # noqa: BLE001 - no adapter, no driver, or a broken wgpu
+        out["reason"] = f"wgpu could not get an adapter: {e.__class__.__name__}: {e}"
+
+
+def probe_vulkan(timeout: float = 15.0) -> dict[str, Any]:
+    """wgpu importable and an adapter found (in a thread, so a stuck driver cannot hang --check)."""
+    res: dict[str, Any] = {"name": "vulkan", "available": False, "reason": "", "devices": []}
+    t = threading.Thread(target=_wgpu_adapter, args=(res,), daemon=True)
+    t.start()
+    t.join(timeout)
+    if t.is_alive():
+        return {"name": "vulkan", "available": False, "devices": [],
+                "reason": f"the wgpu adapter request did not answer within {timeout:.0f} s"}
+    return res
+
+
+def probe_backends(host: dict[str, Any]) -> list[dict[str, Any]]:
+    cpu = {"name": "cpu", "available": True, "reason": "", "devices": [{
+        "name": host["cpu"], "memory": host["ram_total"], "memory_free": host["ram_available"],
+        "driver": f"NumPy {np.__version__}, {host['cores']} cores"}]}
+    backends = [cpu, probe_cuda(), probe_vulkan()]
+    implemented = _implemented_backends()
+    for b in backends:
+        b["implemented"] = b["name"] in implemented
+    return backends
+
+
+def device_memory(backend: dict[str, Any]) -> int | None:
+    """What a model may use on a backend's first device: free memory (RAM available for cpu)."""
+    if not backend["devices"]:
+        return None
+    dev = backend["devices"][0]
+    return dev.get("memory_free") or dev.get("memory")
+
+
+def choose_backend(backends: list[dict[str, Any]], wanted: str) -> dict[str, Any]:
+    by_name = {b["name"]: b for b in backends}
+    if wanted != "auto":
+        return by_name[wanted]
+    for name in ("cuda", "vulkan"):
+        b = by_name[name]
+        if b["available"] and b["implemented"]:
+            return b
+    return by_name["cpu"]
+
+
+# -- the model: metadata and memory estimate -----------------------------------------------------
+
+def supported_architectures() -> list[str]:
+    try:
+        from zinc.models.registry import supported_architectures as sa
+        return list(sa())
+    except Exception:  # noqa: BLE001 - the models package may be mid-way through being built
+        return list(FALLBACK_ARCHITECTURES)
+
+
+def _per_layer(value: Any, n_layers: int) -> list[int]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple, np.ndarray)):
+        vals = [int(v) for v in list(value)[:n_layers]]
+        return vals + [vals[-1] if vals else 0] * (n_layers - len(vals))
+    return [int(value)] * n_layers
+
+
+def model_info(path: Path) -> dict[str, Any]:
+    """Architecture, size, quant mix and attention shape of a GGUF file (GGUFError when corrupt)."""
+    from zinc.gguf import GGUFFile
+
+    with GGUFFile(path) as f:
+        md, arch = f.metadata, f.architecture
+
+        def key(name: str, default: Any = None) -> Any:
+            return md.get(f"{arch}.{name}", default)
+
+        mix: Counter = Counter()
+        count: Counter = Counter()
+        for t in f.tensors.values():
+            mix[t.ggml_type.name] += t.nbytes
+            count[t.ggml_type.name] += 1
+        n_layers = int(key("block_count", 0) or 0)
+        n_embd = int(key("embedding_length", 0) or 0)
+        heads = _per_layer(key("attention.head_count"), n_layers)
+        kv_heads = _per_layer(key("attention.head_count_kv"), n_layers) or heads
+        head_dim = n_embd // max(heads) if heads and max(heads) else 0
+        ftype = md.get("general.file_type")
+        return {
+            "path": str(path), "file_bytes": path.stat().st_size, "name": md.get("general.name"),
+            "architecture": arch, "file_type": FILE_TYPES.get(ftype, str(ftype) if ftype is not None else None),
+            "params": sum(t.n_elements for t in f.tensors.values()),
+            "weights_bytes": sum(mix.values()), "n_tensors": len(f.tensors),
+            "quant_mix": {k: {"tensors": count[k], "bytes": v} for k, v in mix.most_common()},
+            "context_length": int(key("context_length", 0) or 0) or None,
+            "block_count": n_layers, "embedding_length": n_embd,
+            "head_count_kv": kv_heads, "key_length": int(key("attention.key_length", head_dim) or head_dim),
+            "value_length": int(key("attention.value_length", head_dim) or head_dim),
+            "sliding_window": key("attention.sliding_window"),
+            "vocab_size": len(md.get("tokenizer.ggml.tokens", []) or []),
+        }
+
+
+def kv_cache_bytes(info: dict[str, Any], n_ctx: int) -> int:
+    """K and V for every attention layer at n_ctx positions (f16): an upper bound (no window)."""
+    per_token = sum(h * (info["key_length"] + info["value_length"]) for h in info["head_count_kv"])
+    return per_token * n_ctx * KV_BYTES
+
+
+# -- zinc --check --------------------------------------------------------------------------------
+
+def _resolve_check_model(args: argparse.Namespace, opts: RuntimeOptions, report: dict) -> Path | None:
+    """The file to check: -m PATH (or catalog id), --model-id ID, else the active/embedded model."""
+    from zinc.catalog import CatalogError, ModelStore
+
+    store = ModelStore(opts.home)
+    given = args.check_model or args.model_id
+    try:
+        if args.check_model and (Path(args.check_model).exists() or "/" in args.check_model
+                                 or args.check_model.endswith(".gguf")):
+            return Path(args.check_model)
+        if given:
+            return store.model_path(given)
+        active, default = store.effective_active()
+        if active is None:
+            report["warnings"].append("no model given and none active: checked the machine only "
+                                      "(use -m PATH or --model-id ID)")
+            return None
+        report["model_source"] = f"{'default' if default else 'active'} model {active}"
+        return store.model_path(active)
+    except CatalogError as e:
+        report["problems"].append(str(e))
+        return None
+
+
+def _check_model(path: Path, opts: RuntimeOptions, backend: dict, report: dict) -> None:
+    from zinc.errors import GGUFError
+
+    if not path.is_file():
+        report["problems"].append(f"{path}: no such file")
+        return
+    try:
+        info = model_info(path)
+    except GGUFError as e:
+        report["problems"].append(f"corrupt or unreadable GGUF: {e}")
+        return
+    except OSError as e:
+        report["problems"].append(f"cannot read {path}: {e}")
+        return
+    report["model"] = info
+    supported = supported_architectures()
+    info["supported"] = info["architecture"] in supported
+    if not info["supported"]:
+        report["problems"].append(f"architecture {info['architecture']!r} is not supported "
+                                  f"(supported: {', '.join(supported)})")
+    n_ctx = opts.context_for(info["context_length"])
+    if info["context_length"] and n_ctx > info["context_length"]:
+        report["warnings"].append(f"context {n_ctx} is longer than the model's trained context "
+                                  f"{info['context_length']}")
+    weights, kv = info["weights_bytes"], kv_cache_bytes(info, n_ctx)
+    overhead = 256 * 2**20 + weights // 20  # activations, logits, scratch: a rough margin
+    need, have = weights + kv + overhead, device_memory(backend)
+    report["memory"] = {"backend": backend["name"], "n_ctx": n_ctx, "weights": weights, "kv_cache": kv,
+                        "overhead": overhead, "total": need, "device_memory": have}
+    where = f"{backend['name']} ({backend['devices'][0]['name']})" if backend["devices"] else backend["name"]
+    if have is None:
+        report["warnings"].append(f"the memory of {where} is unknown: cannot tell whether {_gib(need)} fit")
+    elif need > have:
+        report["problems"].append(f"does not fit: needs {_gib(need)} (weights {_gib(weights)} + KV cache "
+                                  f"{_gib(kv)} at context {n_ctx}), {where} has {_gib(have)}")
+    elif need > WARN_FRACTION * have:
+        report["warnings"].append(f"tight fit: needs {_gib(need)} of {_gib(have)} on {where}")
+
+
+def run_check(args: argparse.Namespace, opts: RuntimeOptions) -> dict[str, Any]:
+    """Everything --check reports, as a dict (also the --json output)."""
+    host = host_info()
+    backends = probe_backends(host)
+    report: dict[str, Any] = {"zinc": __version__, "host": host, "backends": backends, "model": None,
+                              "memory": None, "problems": [], "warnings": [],
+                              "supported_architectures": supported_architectures()}
+    backend = choose_backend(backends, opts.backend)
+    report["backend"] = backend["name"]
+    if not backend["available"]:
+        report["problems"].append(f"backend {backend['name']} is not available: {backend['reason']}")
+    elif not backend["implemented"]:
+        report["problems"].append(f"backend {backend['name']} works on this machine but zinc {__version__} "
+                                  "does not implement it yet")
+    path = _resolve_check_model(args, opts, report)
+    if path is not None:
+        _check_model(path, opts, backend, report)
+    if report["problems"]:
+        report["verdict"], report["tag"] = "NOT READY", "FAIL"
+    elif report["warnings"]:
+        report["verdict"], report["tag"] = "READY WITH WARNINGS", "WARN"
+    else:
+        report["verdict"], report["tag"] = "READY", "OK"
+    return report
+
+
+def _print_model(info: dict[str, Any], mem: dict[str, Any] | None) -> None:
+    mix = ", ".join(f"{k}×{v['tensors']} ({_gib(v['bytes'])})" for k, v in info["quant_mix"].items())
+    print("Model")
+    print(f"  file          {info['path']} ({_gib(info['file_bytes'])})")
+    print(f"  name          {info['name'] or '-'}")
+    print(f"  architecture  {info['architecture']} ({'supported' if info['supported'] else 'NOT supported'})")
+    print(f"  parameters    {info['params'] / 1e9:.3f} B in {info['n_tensors']} tensors")
+    print(f"  file type     {info['file_type'] or '-'}; quant mix: {mix}")
+    print(f"  context       {info['context_length'] or 'unknown'} (trained); {info['block_count']} layers, "
+          f"embedding {info['embedding_length']}, vocab {info['vocab_size']}")
+    if mem:
+        print(f"Memory (backend {mem['backend']}, context {mem['n_ctx']})")
+        print(f"  weights       {_gib(mem['weights'])}")
+        print(f"  KV cache      {_gib(mem['kv_cache'])} (f16, every attention layer at full context)")
+        print(f"  overhead      {_gib(mem['overhead'])} (estimate)")
+        print(f"  total         {_gib(mem['total'])} of {_gib(mem['device_memory'])} available")
+
+
+def print_check(report: dict[str, Any]) -> None:
+    h = report["host"]
+    print(f"zinc {report['zinc']} --check")
+    print("Host")
+    print(f"  OS            {h['os']}")
+    print(f"  Python        {h['python']}")
+    print(f"  CPU           {h['cpu']} ({h['cores']} cores)")
+    print(f"  RAM           {_gib(h['ram_total'])} total, {_gib(h['ram_available'])} available")
+    print("Backends")
+    for b in report["backends"]:
+        tag = "[OK]  " if b["available"] and b["implemented"] else "[--]  "
+        if b["available"]:
+            devs = "; ".join(f"{d['name']} ({_gib(d['memory'])}, {d['driver']})" for d in b["devices"])
+            extra = "" if b["implemented"] else " (not implemented in zinc yet)"
+            print(f"  {b['name']:8s} {tag}{devs}{extra}{'; ' + b['note'] if b.get('note') else ''}")
+        else:
+            print(f"  {b['name']:8s} {tag}unavailable: {b['reason']}")
+    print(f"  chosen: {report['backend']}")
+    print(f"Supported architectures: {', '.join(report['supported_architectures'])}")
+    if report.get("model_source"):
+        print(f"Checking the {report['model_source']}")
+    if report["model"]:
+        _print_model(report["model"], report["memory"])
+    for w in report["warnings"]:
+        print(f"WARNING: {w}")
+    for p in report["problems"]:
+        print(f"PROBLEM: {p}")
+    print(f"{report['verdict']} [{report['tag']}]")
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    opts = runtime_options(args)
+    report = run_check(args, opts)
+    if args.check_json:
+        print(json.dumps(report, indent=1, default=str))
+    else:
+        print_check(report)
+    return 1 if report["problems"] else 0
+
+
+# -- zinc model ... ------------------------------------------------------------------------------
+
+def _machine_memory() -> int | None:
+    """The most memory one device here offers a model: the biggest CUDA GPU or the RAM."""
+    best = host_info()["ram_total"]
+    if importlib.util.find_spec("torch") is not None:
+        for d in probe_cuda()["devices"]:
+            best = max(best or 0, d["memory"] or 0)
+    return best
+
+
+def cmd_model_list(args: argparse.Namespace) -> int:
+    from zinc.catalog import ModelStore, entries
+
+    opts = runtime_options(args)
+    store = ModelStore(opts.home)
+    active, _ = store.effective_active()
+    memory = _machine_memory()
+    rows = []
+    for e in entries():
+        installed = store.is_installed(e)
+        partial = store.partial_bytes(e)
+        if not (args.all or installed or partial):
+            continue
+        fits = None if memory is None else e.size * 1.1 + 512 * 2**20 <= memory
+        rows.append({"id": e.id, "name": e.name, "family": e.family, "arch": e.arch, "params": e.params,
+                     "quant": e.quant, "size": e.size, "size_exact": e.size_exact, "fits": fits,
+                     "installed": installed, "partial_bytes": partial, "active": e.id == active,
+                     "embedded": e.embedded, "url": None if e.embedded else e.url(opts.endpoint),
+                     "sha256": e.sha256})
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    if not rows:
+        print("no models installed; `zinc model list --all` shows the catalog, `zinc model pull ID` gets one")
+        return 0
+    print(f"{'ID':18s} {'FAMILY':9s} {'PARAMS':10s} {'QUANT':10s} {'SIZE':>10s} {'FITS':5s} {'INSTALLED':10s} ACTIVE")
+    for r in rows:
+        inst = "yes" if r["installed"] else (f"{100 * r['partial_bytes'] / r['size']:.0f}% part" if r["partial_bytes"]
+                                             else "no")
+        size = f"{'' if r['size_exact'] else '~'}{r['size'] / 1e9:.2f} GB"
+        fits = "?" if r["fits"] is None else ("yes" if r["fits"] else "no")
+        print(f"{r['id']:18s} {r['family']:9s} {r['params']:10s} {r['quant']:10s} {size:>10s} {fits:5s} "
+              f"{inst:10s} {'*' if r['active'] else ''}")
+    return 0
+
+
+def cmd_model_pull(args: argparse.Namespace) -> int:
+    from zinc.catalog import ModelStore, ProgressBar, get_entry
+    from zinc.catalog.pull import pull
+
+    opts = runtime_options(args)
+    entry = get_entry(args.id)
+    store = ModelStore(opts.home)
+    if not entry.embedded:
+        log(f"pulling {entry.id} from {entry.url(opts.endpoint)}")
+    bar = ProgressBar(entry.id)
+    try:
+        res = pull(entry, store, opts.endpoint, progress=bar, log=log, force=args.force)
+    finally:
+        bar.close()
+    if res.verified_by == "installed":
+        log(f"{entry.id} is already installed (--force downloads it again)")
+    elif res.verified_by == "size":
+        log(f"warning: no sha256 is published for {entry.id}; only its size was checked")
+    elif res.verified_by in ("catalog", "server"):
+        log(f"verified sha256 {res.sha256} ({res.verified_by})")
+    print(res.path)
+    return 0
+
+
+def cmd_model_use(args: argparse.Namespace) -> int:
+    from zinc.catalog import ModelStore
+
+    store = ModelStore(runtime_options(args).home)
+    entry = store.set_active(args.id)
+    print(f"active model: {entry.id} ({store.model_path(entry.id)})")
+    return 0
+
+
+def cmd_model_active(args: argparse.Namespace) -> int:
+    from zinc.catalog import ModelStore
+
+    store = ModelStore(runtime_options(args).home)
+    active, default = store.effective_active()
+    if active is None:
+        log("no active model: `zinc model pull ID` then `zinc model use ID`")
+        return 1
+    path = store.model_path(active)
+    if args.json:
+        print(json.dumps({"id": active, "default": default, "path": str(path)}))
+    else:
+        print(f"{active}{' (default)' if default else ''} {path}")
+    return 0
+
+
+def cmd_model_rm(args: argparse.Namespace) -> int:
+    from zinc.catalog import ModelStore
+
+    for p in ModelStore(runtime_options(args).home).remove(args.id):
+        print(f"removed {p}")
+    return 0
+
+
+# -- the parser ----------------------------------------------------------------------------------
+
+def _common(p: argparse.ArgumentParser, sub: bool = False) -> None:
+    """--home / --endpoint; on subcommands they are only set when given (so the top level's survive)."""
+    kw = {"default": argparse.SUPPRESS} if sub else {}
+    p.add_argument("--home", help="zinc's data folder (env ZINC_HOME, default ~/.cache/zinc)", **kw)
+    p.add_argument("--endpoint", help="download server (env ZINC_ENDPOINT, default https://huggingface.co)", **kw)
+
+
+def _model_parser(sub) -> None:
+    mp = sub.add_parser("model", help="the managed model catalog: list, pull, use, active, rm",
+                        description="Download and manage catalog models.")
+    msub = mp.add_subparsers(dest="model_cmd", metavar="{list,pull,use,active,rm}")
+    mp.set_defaults(func=lambda a: (mp.print_help(), 2)[1])
+    p = msub.add_parser("list", help="installed models (--all: the whole catalog)")
+    p.add_argument("--all", action="store_true", help="list every catalog model")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_model_list)
+    p = msub.add_parser("pull", help="download a model (resumable, sha256-verified)")
+    p.add_argument("id")
+    p.add_argument("--force", action="store_true", help="download again even when installed")
+    p.set_defaults(func=cmd_model_pull)
+    p = msub.add_parser("use", help="make an installed model the active one")
+    p.add_argument("id")
+    p.set_defaults(func=cmd_model_use)
+    p = msub.add_parser("active", help="show the active model")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_model_active)
+    p = msub.add_parser("rm", help="delete a downloaded model")
+    p.add_argument("id")
+    p.set_defaults(func=cmd_model_rm)
+    for sp in (mp, *msub.choices.values()):
+        _common(sp, sub=True)
+
+
+def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="zinc", description="Local LLM inference for GGUF models.")
     ap.add_argument("--version", action="version", version=f"zinc {__version__}")
-    sub = ap.add_subparsers(dest="cmd")
+    ap.add_argument("--check", action="store_true",
+                    help="check the host, backends and a model; ends READY [OK], READY WITH WARNINGS [WARN] "
+                         "or NOT READY [FAIL] (exit 1)")
+    ap.add_argument("-m", "--model", dest="check_model", metavar="PATH|ID", help="model for --check")
+    ap.add_argument("--model-id", metavar="ID", help="catalog model for --check")
+    ap.add_argument("--json", dest="check_json", action="store_true", help="--check output as JSON")
+    ap.add_argument("-c", "--ctx-size", type=int, metavar="N", help="context length for the memory estimate")
+    ap.add_argument("--backend", choices=BACKENDS, help="backend for --check (default auto)")
+    _common(ap)
+    sub = ap.add_subparsers(dest="cmd", metavar="{inspect,model,run,serve,chat,bench}")
     p = sub.add_parser("inspect", help="show a GGUF file's metadata and tensors")
     p.add_argument("file")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_inspect)
+    _model_parser(sub)
     for name, what in NOT_YET.items():
         sp = sub.add_parser(name, help=f"{what}: not implemented yet")
         sp.add_argument("rest", nargs=argparse.REMAINDER)
-    args = ap.parse_args(argv)
-    if args.cmd is None:
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    args, extra = ap.parse_known_args(argv)  # the not-yet commands accept anything
+    if extra and args.cmd not in NOT_YET:
+        ap.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.check and args.cmd is not None:
+        ap.error("--check takes no subcommand")
+    if args.check_model and args.model_id:
+        ap.error("give -m or --model-id, not both")
+    if args.cmd is None and not args.check:
         ap.print_help()
         return 0
     if args.cmd in NOT_YET:
-        print(f"zinc: {NOT_YET[args.cmd]} is not implemented yet in zinc {__version__}. "
-              "Available now: `zinc inspect FILE.gguf`, `python -m zinc.synth`.", file=sys.stderr)
+        print(f"zinc: {NOT_YET[args.cmd]} is not implemented yet in zinc {__version__}. Available now: "
+              "`zinc --check`, `zinc model ...`, `zinc inspect FILE.gguf`, `python -m zinc.synth`.",
+              file=sys.stderr)
         return 2
     from zinc.errors import ZincError
 
     try:
-        return args.func(args)
+        return cmd_check(args) if args.check else args.func(args)
     except ZincError as e:
         print(f"zinc: error: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("zinc: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `zinc ... | head`: the reader left; stay quiet
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":
