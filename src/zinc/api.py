@@ -8,6 +8,9 @@
 
 For step-by-step use (the engine): `cache = m.new_cache()`, then `m.forward(ids, cache)` any number
 of times; each call continues the sequence where the cache ends.
+
+Generation: `m.generate("Once upon", max_tokens=32)` and `m.chat([{"role": "user", ...}])` run on the
+model's engine (`zinc.engine`); `stream=True` gives the text as it comes.
 """
 
 from __future__ import annotations
@@ -120,6 +123,24 @@ class Model:
             self.gguf.close()
         except BufferError:
             pass
+
+    # -- generation (zinc.engine.generate) -----------------------------------------------------------
+    def generate(self, prompt: str | Iterable[int], **options: Any) -> Any:
+        """Complete a prompt (text or token ids): a GenerationResult, or a TextStream with stream=True.
+
+        Options: max_tokens (256), temperature, top_p, top_k, min_p, seed, stop, repeat_penalty,
+        presence_penalty, frequency_penalty, logit_bias, logprobs, stream; see zinc.engine.generate.
+        """
+        from zinc.engine.generate import generate
+
+        return generate(self, prompt if isinstance(prompt, str) else list(prompt), **options)
+
+    def chat(self, messages: list[dict], **options: Any) -> Any:
+        """Reply to chat messages with the GGUF's chat template: a ChatResult (content, reasoning,
+        tool calls, usage), or a ChatStream with stream=True; see zinc.engine.generate.chat."""
+        from zinc.engine.generate import chat
+
+        return chat(self, messages, **options)
 
 
 def load(path: str | os.PathLike, backend: str | Ops = "cpu", n_ctx: int = 4096, **options: Any) -> Model:

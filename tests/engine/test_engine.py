@@ -1,0 +1,341 @@
+"""The engine on tiny synthetic models: requests that share the model give the same tokens as alone
+(greedy and seeded), cancellation frees the cache without disturbing the others, finish reasons
+(stop string, max_tokens, end of generation, full context), streaming, chat parsing, threads,
+shutdown, and the scheduler's chunking and admission rules."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from zinc.api import load
+from zinc.engine.engine import Engine
+from zinc.engine.generate import chat, engine_for
+from zinc.engine.sampler import SamplingParams
+from zinc.engine.scheduler import Scheduler
+from zinc.synth import write_model
+
+PROMPT_A = "The quick brown fox jumps over the lazy dog. " * 2
+PROMPT_B = "Hello"
+SEEDED = dict(temperature=0.9, top_k=0, top_p=1.0, min_p=0.0, seed=7)
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    path = write_model(tmp_path_factory.mktemp("m") / "qwen3-tiny.gguf", "qwen3-tiny", ftype="Q4_K_M").path
+    m = load(path, n_ctx=256, n_ubatch=8)  # small ubatch: prompts take several chunks
+    yield m
+    m.close()
+
+
+@pytest.fixture
+def engine(model):
+    eng = Engine(model, max_running=4)
+    yield eng
+    eng.shutdown()
+
+
+def _alone(model, ids, params):
+    eng = Engine(model, max_running=1)
+    try:
+        return eng.submit(ids, params).result()
+    finally:
+        eng.shutdown()
+
+
+# -- correctness ------------------------------------------------------------------------------------
+
+def test_greedy_matches_teacher_forced_argmax(model, engine):
+    ids = model.tokenize(PROMPT_A)
+    assert len(ids) > 2 * model.n_ubatch
+    r = engine.submit(ids, SamplingParams.greedy(max_tokens=6)).result()
+    seq, ref = list(ids), []
+    for _ in range(6):
+        tok = int(np.argmax(model.logits(seq)[-1]))
+        ref.append(tok)
+        seq.append(tok)
+    assert r.token_ids == ref
+    assert r.finish_reason == "length" and r.usage.prompt_tokens == len(ids) and r.usage.completion_tokens == 6
+    assert r.text == model.tokenizer.decode(ref)
+
+
+@pytest.mark.parametrize("kind", ["greedy", "seeded"])
+def test_two_requests_together_match_alone(model, engine, kind):
+    mk = (lambda n: SamplingParams.greedy(max_tokens=n)) if kind == "greedy" else \
+        (lambda n: SamplingParams(max_tokens=n, **SEEDED))
+    ia, ib = model.tokenize(PROMPT_A), model.tokenize(PROMPT_B)
+    alone_a, alone_b = _alone(model, ia, mk(12)), _alone(model, ib, mk(16))
+    ha, hb = engine.submit(ia, mk(12)), engine.submit(ib, mk(16))
+    engine.step()
+    assert engine.n_running == 2 and engine.n_caches == 2  # both share the model from the first step
+    ra, rb = ha.result(), hb.result()
+    assert ra.token_ids == alone_a.token_ids and ra.text == alone_a.text
+    assert rb.token_ids == alone_b.token_ids and rb.text == alone_b.text
+    assert engine.n_caches == 0 and engine.idle
+
+
+def test_cancel_midway_frees_cache_and_spares_the_other(model, engine):
+    ia, ib = model.tokenize(PROMPT_A), model.tokenize(PROMPT_B)
+    params = SamplingParams(max_tokens=20, ignore_eos=True, **SEEDED)
+    alone_b = _alone(model, ib, params)
+    ha, hb = engine.submit(ia, params), engine.submit(ib, params)
+    req_a = ha._req
+    while len(req_a.generated) < 3:
+        engine.step()
+    assert engine.n_caches == 2 and not hb.done
+    ha.cancel()  # no step is running: handled at once
+    assert req_a.cache is None and engine.n_caches == 1 and engine.n_running == 1
+    ra = ha.result()
+    assert ra.finish_reason == "cancelled" and 3 <= ra.usage.completion_tokens < 20
+    rb = hb.result()
+    assert rb.finish_reason == "length" and rb.token_ids == alone_b.token_ids and rb.text == alone_b.text
+
+
+def test_max_running_bounds_caches(model):
+    eng = Engine(model, max_running=2)
+    try:
+        hs = [eng.submit(model.tokenize(PROMPT_B), SamplingParams.greedy(max_tokens=4)) for _ in range(5)]
+        peak = 0
+        while eng.step():
+            peak = max(peak, eng.n_caches)
+            assert eng.n_running <= 2
+        assert peak == 2
+        outs = {tuple(h.result().token_ids) for h in hs}
+        assert len(outs) == 1  # same prompt, greedy: same tokens whatever the queueing
+        assert all(h.result().stats.queue_s >= 0 for h in hs)
+    finally:
+        eng.shutdown()
+
+
+# -- finish reasons -----------------------------------------------------------------------------------
+
+def test_max_tokens_and_stats(model, engine):
+    r = engine.submit(model.tokenize(PROMPT_A), SamplingParams(max_tokens=5, **SEEDED)).result()
+    assert r.finish_reason == "length" and r.usage.completion_tokens == 5 and len(r.token_ids) == 5
+    s = r.stats
+    assert s.ttft_s > 0 and s.prefill_s > 0 and s.prefill_tok_s > 0 and s.decode_tok_s > 0
+    assert s.prompt_tokens == r.usage.prompt_tokens and s.generated_tokens == 5
+    assert "tok/s" in s.summary() and r.usage.total_tokens == r.usage.prompt_tokens + 5
+
+
+def test_end_of_generation_token(model, engine):
+    eos = model.tokenizer.eos_id
+    r = engine.submit(model.tokenize(PROMPT_B), SamplingParams.greedy(max_tokens=10, logit_bias={eos: 1e4})).result()
+    assert r.finish_reason == "stop" and r.token_ids == [eos] and r.text == "" and r.stop is None
+    r = engine.submit(model.tokenize(PROMPT_B), SamplingParams.greedy(max_tokens=3, logit_bias={eos: 1e4},
+                                                                      ignore_eos=True)).result()
+    assert r.finish_reason == "length" and r.token_ids == [eos] * 3
+
+
+def test_stop_string_across_tokens(model, engine):
+    ids = model.tokenize(PROMPT_B)
+    params = dict(max_tokens=24, **SEEDED)
+    full = engine.submit(ids, SamplingParams(**params)).result()
+    pieces = [model.tokenizer.token_to_piece(t).decode("utf-8", "replace") for t in full.token_ids]
+    # a stop string made of the end of token 3 and the start of token 4 (both non-empty pieces)
+    k = next(i for i in range(3, len(pieces) - 1) if pieces[i] and pieces[i + 1]
+             and "\ufffd" not in pieces[i] + pieces[i + 1])
+    stop = pieces[k][-1:] + pieces[k + 1][:1]
+    pos = full.text.find(stop)
+    r = engine.submit(ids, SamplingParams(stop=[stop], **params)).result()
+    assert r.finish_reason == "stop" and r.stop == stop
+    assert r.text == full.text[:pos] and stop not in r.text
+    assert r.token_ids == full.token_ids[:len(r.token_ids)]
+
+
+def test_full_context_ends_with_length(model):
+    ids = model.tokenize(PROMPT_B)
+    eng = Engine(model, n_ctx=len(ids) + 4)
+    try:
+        r = eng.submit(ids, SamplingParams(max_tokens=None, **SEEDED)).result()
+        assert r.finish_reason == "length" and r.usage.completion_tokens == 5
+        with pytest.raises(ValueError, match="context"):
+            eng.submit(list(range(len(ids) + 5)), SamplingParams())
+    finally:
+        eng.shutdown()
+
+
+def test_bad_requests(model, engine):
+    with pytest.raises(ValueError, match="empty"):
+        engine.submit([], SamplingParams())
+    with pytest.raises(ValueError, match="out of range"):
+        engine.submit([model.n_vocab], SamplingParams())
+    with pytest.raises(ValueError, match="logit_bias"):
+        engine.submit([1], SamplingParams(logit_bias={model.n_vocab + 3: 1.0}))
+
+
+# -- the Python API -------------------------------------------------------------------------------
+
+def test_generate_stream_concatenates_to_text(model):
+    r = model.generate(PROMPT_A, max_tokens=16, **SEEDED)
+    s = model.generate(PROMPT_A, max_tokens=16, stream=True, **SEEDED)
+    chunks = list(s)
+    assert all(isinstance(c, str) and c for c in chunks)
+    assert "".join(chunks) == r.text and s.text == r.text
+    assert s.finish_reason == r.finish_reason == "length"
+    assert s.usage == r.usage and r.usage.completion_tokens == 16
+    g = model.generate(model.tokenize(PROMPT_A), max_tokens=16, temperature=0)
+    assert g.token_ids == model.generate(PROMPT_A, max_tokens=16, temperature=0).token_ids
+
+
+def test_generate_logit_bias_and_penalties(model):
+    base = model.generate(PROMPT_B, max_tokens=6, temperature=0)
+    first = base.token_ids[0]
+    banned = model.generate(PROMPT_B, max_tokens=6, temperature=0, logit_bias={first: float("-inf")})
+    assert banned.token_ids[0] != first
+    rep = model.generate(PROMPT_B, max_tokens=6, temperature=0, repetition_penalty=1e6, penalty_last_n=-1)
+    assert len(set(rep.token_ids)) == len(rep.token_ids)  # a huge penalty never repeats a token
+    lp = model.generate(PROMPT_B, max_tokens=3, temperature=0, top_logprobs=2)
+    assert len(lp.logprobs) == 3 and len(lp.logprobs[0].top) == 2
+
+
+def test_abandoned_stream_is_cancelled(model):
+    s = model.generate(PROMPT_B, max_tokens=50, stream=True, **SEEDED)
+    next(s)
+    h = s.handle
+    s.close()
+    assert h.finish_reason == "cancelled" and engine_for(model).n_caches == 0
+
+
+def test_generate_from_threads(model):
+    alone = [model.generate(p, max_tokens=8, **SEEDED).token_ids for p in (PROMPT_A, PROMPT_B)]
+    out: dict[int, list[int]] = {}
+
+    def work(i: int, p: str) -> None:
+        out[i] = model.generate(p, max_tokens=8, **SEEDED).token_ids
+
+    ts = [threading.Thread(target=work, args=(i, p)) for i, p in enumerate((PROMPT_A, PROMPT_B))]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    assert [out[0], out[1]] == alone
+
+
+def test_background_thread_cancel_and_shutdown(model):
+    eng = Engine(model, max_running=1).start()
+    assert eng.threaded
+    seen: list = []
+    h = eng.submit(model.tokenize(PROMPT_B), SamplingParams(max_tokens=200, ignore_eos=True, **SEEDED),
+                   on_event=seen.append)
+    queued = eng.submit(model.tokenize(PROMPT_B), SamplingParams(max_tokens=200, **SEEDED))
+    it = iter(h)
+    got = [next(it) for _ in range(3)]
+    assert all(ev.kind == "token" for ev in got)
+    h.cancel()
+    assert h.result(timeout=30).finish_reason == "cancelled"
+    assert seen[-1].kind == "done" and seen[-1].finish_reason == "cancelled" and len(seen) >= 4
+    eng.shutdown()
+    assert not eng.threaded and queued.result().finish_reason in ("cancelled", "length", "stop")
+    with pytest.raises(RuntimeError, match="shut down"):
+        eng.submit([1], SamplingParams())
+
+
+# -- scripted replies: exact text, UTF-8 and chat parsing -------------------------------------------
+
+class _Cache:
+    def __init__(self, n_ctx: int) -> None:
+        self.n_ctx, self.n_past, self.calls = n_ctx, 0, 0
+
+
+class ScriptedModel:
+    """A real model's tokenizer and metadata with a forward that makes `script` the only choice.
+
+    Its n_ubatch is large, so the prompt is one forward and the k-th later forward yields script[k]."""
+
+    def __init__(self, real, script: list[int], template: str | None = None) -> None:
+        self.real, self.script = real, script
+        self.n_vocab, self.n_ctx, self.n_ubatch = real.n_vocab, real.n_ctx, 4096
+        self.tokenizer, self.config, self.path = real.tokenizer, real.config, real.path
+        self.metadata = dict(real.metadata)
+        if template is not None:
+            self.metadata["tokenizer.chat_template"] = template
+
+    def tokenize(self, text, add_special=True, parse_special=False):
+        return self.real.tokenize(text, add_special=add_special, parse_special=parse_special)
+
+    def new_cache(self, n_ctx=None):
+        return _Cache(n_ctx or self.n_ctx)
+
+    def forward(self, ids, cache, last_only=False):
+        cache.n_past += len(ids)
+        k, cache.calls = cache.calls, cache.calls + 1
+        row = np.zeros((1, self.n_vocab), np.float32)
+        row[0, self.script[min(k, len(self.script) - 1)]] = 50.0
+        return row
+
+
+def test_utf8_split_over_tokens_is_never_broken(model):
+    text = "héllo wörld"
+    script = model.tokenize(text, add_special=False)
+    assert any(not model.tokenizer.token_to_piece(t).decode("utf-8", "ignore") for t in script)  # split chars
+    sm = ScriptedModel(model, script + [model.tokenizer.eos_id])
+    eng = Engine(sm)
+    chunks = list(eng.submit(model.tokenize(PROMPT_B), SamplingParams.greedy(max_tokens=40)).text_chunks())
+    assert "".join(chunks) == text and all("\ufffd" not in c for c in chunks)
+    assert "é" in chunks or any("é" in c for c in chunks)
+    eng.shutdown()
+
+
+QWEN_LIKE = ("{%- for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] "
+             "+ '<|im_end|>\\n' }}{%- endfor %}{%- if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}"
+             "{%- endif %}{# <tool_call> <think> #}")
+
+
+def test_chat_on_tiny_model(model):
+    msgs = [{"role": "user", "content": "Hi there"}]
+    c = model.chat(msgs, max_tokens=12, **SEEDED)
+    assert c.prompt.endswith("<|im_start|>assistant\n") and "<|im_start|>user\nHi there<|im_end|>" in c.prompt
+    assert c.usage.prompt_tokens == len(model.tokenize(c.prompt, parse_special=True))
+    assert c.message["role"] == "assistant" and isinstance(c.content, str)
+    assert c.finish_reason in ("length", "stop") and c.usage.completion_tokens <= 12
+    s = model.chat(msgs, max_tokens=12, stream=True, **SEEDED)
+    deltas = list(s)
+    assert "".join(d.content for d in deltas) == s.result.content == c.content
+
+
+def test_chat_parses_reasoning_and_tool_calls(model):
+    tok = model.tokenizer
+    reply = "<think>hmm</think>Paris"
+    sm = ScriptedModel(model, model.tokenize(reply, add_special=False, parse_special=True) + [tok.eos_id], QWEN_LIKE)
+    c = chat(sm, [{"role": "user", "content": "Capital of France?"}], max_tokens=40, temperature=0)
+    assert (c.reasoning_content, c.content, c.finish_reason) == ("hmm", "Paris", "stop")
+    assert c.text == reply
+    call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    sm = ScriptedModel(model, model.tokenize(call, add_special=False, parse_special=True) + [tok.eos_id], QWEN_LIKE)
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+    c = chat(sm, [{"role": "user", "content": "Weather?"}], tools=tools, max_tokens=80, temperature=0)
+    assert c.finish_reason == "tool_calls" and c.content == ""
+    assert c.tool_calls[0]["function"]["name"] == "get_weather"
+    assert c.message["tool_calls"] == c.tool_calls
+
+
+# -- the scheduler --------------------------------------------------------------------------------
+
+class _Req:
+    def __init__(self, rid: int, n_prompt: int) -> None:
+        self.request_id, self.n_prompt, self.n_prefilled = rid, n_prompt, 0
+
+    @property
+    def prefill_remaining(self) -> int:
+        return self.n_prompt - self.n_prefilled
+
+
+def test_scheduler_chunks_budget_and_admission():
+    s = Scheduler(max_running=2, n_ubatch=8, step_tokens=10)
+    a, b, c = _Req(1, 20), _Req(2, 3), _Req(3, 5)
+    for r in (a, b, c):
+        s.add(r)
+    assert s.admit(lambda r: True) == [a, b] and list(s.waiting) == [c]
+    plan = s.schedule()
+    assert [(it.request, it.n_tokens, it.prefill) for it in plan.items] == [(a, 8, True)]  # b would exceed 10
+    a.n_prefilled = 8
+    b.n_prefilled = 3  # b now decodes: it goes first, then a's next chunk
+    plan = s.schedule()
+    assert [(it.request, it.n_tokens, it.prefill) for it in plan.items] == [(b, 1, False), (a, 8, True)]
+    a.n_prefilled = 13  # chunks restart at multiples of n_ubatch: 13 → 16
+    assert s.chunk_size(a, a.prefill_remaining) == 3
+    s.finished([b])
+    assert s.admit(lambda r: False) == [] and len(s) == 1  # a refused admission is dropped

@@ -1,0 +1,86 @@
+"""`zinc bench`: the JSON schema and table from a subprocess on a tiny synthetic model, test names with
+depth, the synth preset and quant detection, and the correctness check that refuses a wrong model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from zinc.api import load
+from zinc.bench import BenchError, format_table, run_bench, synth_preset, verify
+from zinc.synth import write_model
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def zinc(*args: str, home: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZINC_")}
+    env["ZINC_HOME"] = str(home)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
+    return subprocess.run([sys.executable, "-m", "zinc.cli", *args], capture_output=True, text=True, env=env,
+                          timeout=timeout, cwd=REPO)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    return write_model(tmp_path_factory.mktemp("m") / "llama3-tiny.gguf", "llama3-tiny", ftype="Q4_K_M").path
+
+
+def test_bench_json_schema(tiny, tmp_path):
+    r = zinc("bench", "-m", str(tiny), "-p", "16", "-n", "4", "-d", "0,8", "-r", "2", "--json", home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["model"] == "llama3-tiny.gguf" and res["preset"] == "llama3-tiny" and res["quant"] == "Q4_K_M"
+    assert res["backend"] == "cpu" and isinstance(res["device"], str) and res["device"]
+    assert res["date"][:2] == "20" and "T" in res["date"]
+    assert res["verify"]["ok"] and res["verify"]["max_rel_err"] < 1e-3
+    assert [t["name"] for t in res["tests"]] == ["pp16", "tg4", "pp16@d8", "tg4@d8"]
+    for t in res["tests"]:
+        assert t["tok_s"] > 0 and t["tok_s_sd"] >= 0 and len(t["samples_s"]) == 2
+    assert "verified" in r.stderr and "run 2/2" in r.stderr  # progress on stderr
+
+
+def test_bench_table(tiny, tmp_path):
+    r = zinc("bench", "-m", str(tiny), "-p", "8", "-n", "0", "-r", "1", home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("| model") and "t/s" in lines[0] and "pp8" in r.stdout and "tg" not in r.stdout
+    assert " ± " in lines[2]
+
+
+def test_run_bench_in_process_and_bad_settings(tiny):
+    m = load(tiny, n_ctx=64)
+    try:
+        res = run_bench(m, n_prompt=[8], n_gen=[2], repetitions=1, warmup=False)
+        assert [t["name"] for t in res["tests"]] == ["pp8", "tg2"] and res["tests"][0]["tok_s_sd"] == 0.0
+        assert "pp8" in format_table(res)
+        with pytest.raises(BenchError, match="context"):
+            run_bench(m, n_prompt=[60], n_gen=[], depths=[16])
+        with pytest.raises(BenchError):
+            run_bench(m, n_prompt=[0], n_gen=[0])
+        assert synth_preset(m.metadata) == "llama3-tiny" and synth_preset({"general.name": "Llama"}) is None
+    finally:
+        m.close()
+
+
+def test_verify_refuses_a_wrong_forward(tiny):
+    m = load(tiny, n_ctx=64)
+    real = m.forward
+
+    def broken(ids, cache, last_only=False):  # decode steps drift: the incremental path is wrong
+        out = real(ids, cache, last_only=last_only)
+        return out + (np.float32(5.0) if len(ids) == 1 else np.float32(0.0))
+
+    try:
+        assert verify(m)["ok"]
+        m.forward = broken
+        with pytest.raises(BenchError, match="differ"):
+            verify(m)
+    finally:
+        m.close()
