@@ -79,7 +79,7 @@ class Model:
 
     # -- compute ------------------------------------------------------------------------------------
     def new_cache(self, n_ctx: int | None = None, dtype: str = "f32") -> KVCache:
-        """An empty KV cache for one sequence of up to `n_ctx` tokens (default: the model's n_ctx)."""
+        """An empty cache (KV cells, recurrent state) for one sequence of up to `n_ctx` tokens (default: n_ctx)."""
         return KVCache(self.ops, self.arch.cache_layout(self.config), n_ctx or self.n_ctx, self.n_ubatch, dtype)
 
     def forward(self, ids: Iterable[int], cache: KVCache, last_only: bool = False) -> np.ndarray:

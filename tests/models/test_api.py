@@ -41,11 +41,6 @@ def test_bad_ids(model):
 
 
 def test_tokenize_roundtrip(model):
-    pytest.importorskip("zinc.tokenizer")
-    from zinc import tokenizer
-
-    if not hasattr(tokenizer, "Tokenizer"):
-        pytest.skip("zinc.tokenizer.Tokenizer is not there yet")
     ids = model.tokenize("hello world", add_special=True, parse_special=False)
     assert ids and all(0 <= i < model.n_vocab for i in ids)
     assert "hello world" in model.detokenize(ids)

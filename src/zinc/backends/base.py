@@ -11,8 +11,14 @@ Shapes are row-major. `T` tokens of the current step, `S` KV cells, `Hq`/`Hkv` q
 `Dh` head dim. A weight of row-major shape `(N, K)` maps `K` inputs to `N` outputs (`y = x @ W.T`);
 an expert stack has shape `(E, N, K)`.
 
+Recurrent layers (Gated DeltaNet) add three ops: a causal depthwise conv1d that rolls its own
+input window (`conv1d_causal`) and the delta rule in two forms, token by token
+(`delta_net_recurrent`) and chunked (`delta_net_chunked`, the parallel form prefill uses). Their
+state buffers belong to the cache and are updated in place, like `kv_write`.
+
 `BaseOps` carries the default compositions of the fused ops (add + norm, matmul + GLU,
-rope + KV write); a backend overrides one when it has a kernel for it. `check_capabilities` runs at
+rope + KV write, the delta-rule form chosen by step size); a backend overrides one when it has a
+kernel for it. `check_capabilities` runs at
 load time and raises `BackendUnavailableError` listing every (op, ggml type) pair a backend lacks.
 """
 
@@ -78,7 +84,7 @@ class RopeParams:
     """Everything `ggml_rope_ext` takes besides the data and positions (spec common-ops §2)."""
 
     n_dims: int  # rotated dims per head (<= head dim; the rest pass through)
-    mode: str = "norm"  # "norm" (adjacent pairs) or "neox" (rotate half)
+    mode: str = "norm"  # "norm" (adjacent pairs), "neox" (rotate half) or "imrope" (interleaved M-RoPE)
     freq_base: float = 10000.0
     freq_scale: float = 1.0
     ext_factor: float = 0.0  # YaRN ramp mix, 1.0 with YaRN scaling
@@ -86,6 +92,7 @@ class RopeParams:
     beta_fast: float = 32.0
     beta_slow: float = 1.0
     n_ctx_orig: int = 0
+    sections: tuple[int, ...] = ()  # imrope: rope.dimension_sections (t, h, w, e)
 
 
 @runtime_checkable
@@ -119,7 +126,9 @@ class Ops(Protocol):
     def scale(self, x: Array, s: float) -> Array: ...
     def softcap(self, x: Array, cap: float) -> Array: ...  # cap * tanh(x / cap)
     def rms_norm(self, x: Array, w: Array | None, eps: float) -> Array: ...  # over the last axis
-    def glu(self, gate: Array, up: Array, act: str) -> Array: ...  # act(gate) * up; "silu" "gelu"
+    def glu(self, gate: Array, up: Array, act: str) -> Array: ...
+    # act(gate) * up; act "silu", "gelu" or "swiglu_oai" (gpt-oss: clamped, alpha 1.702, limit 7)
+    def unary(self, x: Array, fn: str) -> Array: ...  # "sigmoid", "silu", "softplus", "gelu"
 
     # -- attention ---------------------------------------------------------------------------------
     def rope(self, x: Array, pos: Array, p: RopeParams, freq_factors: Array | None = None) -> Array: ...
@@ -135,6 +144,18 @@ class Ops(Protocol):
     # A key at position p0 is visible to a query at p1 iff 0 <= p0 <= p1 and (window == 0 or
     # p1 - p0 < window). Returns (T, Hq, Dv).
 
+    # -- recurrent layers (Gated DeltaNet) ---------------------------------------------------------
+    def conv1d_causal(self, x: Array, state: Array, w: Array) -> Array: ...
+    # depthwise causal conv: x (T, C), state (K-1, C) = the previous K-1 inputs (updated in place),
+    # w (C, K) with w[:, K-1] on the current input; returns (T, C), no activation
+    def delta_net_recurrent(self, q: Array, k: Array, v: Array, g: Array, beta: Array,
+                            state: Array) -> Array: ...
+    # q, k (T, Hk, S); v (T, Hv, S), v-head h reads k-head h % Hk; g (decay log, <= 0) and beta (T, Hv);
+    # state (Hv, S, S) indexed [head, key dim, value dim], updated in place. Per token:
+    # S *= exp(g); d = beta * (v - S^T k); S += k d^T; o = S^T q / sqrt(S). Returns o (T, Hv, S).
+    def delta_net_chunked(self, q: Array, k: Array, v: Array, g: Array, beta: Array, state: Array,
+                          chunk: int = 64) -> Array: ...  # the same function, chunk by chunk
+
     # -- mixture of experts ---------------------------------------------------------------------------
     def router_topk(self, logits: Array, k: int, gating: str, norm_w: bool,
                     w_scale: float) -> tuple[Array, Array]: ...  # -> ids (T, k) int32, w (T, k) f32
@@ -148,6 +169,7 @@ class Ops(Protocol):
     def matmul_glu(self, x: Array, w_gate: Weight, w_up: Weight, act: str) -> Array: ...
     def rope_kv_write(self, k: Array, v: Array, pos: Array, p: RopeParams, freq_factors: Array | None,
                       cache_k: Array, cache_v: Array, cache_pos: Array, slots: Array) -> Array: ...
+    def gated_delta_net(self, q: Array, k: Array, v: Array, g: Array, beta: Array, state: Array) -> Array: ...
 
 
 class BaseOps:
@@ -169,6 +191,12 @@ class BaseOps:
         k = self.rope(k, pos, p, freq_factors)
         self.kv_write(cache_k, cache_v, cache_pos, k, v, pos, slots)
         return k
+
+    def gated_delta_net(self, q, k, v, g, beta, state):
+        """The delta rule: the chunked (parallel) form for a prompt, the recurrence for one token."""
+        if q.shape[0] > 1:
+            return self.delta_net_chunked(q, k, v, g, beta, state)
+        return self.delta_net_recurrent(q, k, v, g, beta, state)
 
 
 @dataclass(frozen=True)

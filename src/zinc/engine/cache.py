@@ -1,6 +1,6 @@
-"""The KV cache: one K, V and position buffer per attention layer, kept on the backend across steps.
+"""The sequence cache: K, V and positions per attention layer, recurrent state per DeltaNet layer.
 
-Layers come in two kinds (spec common-ops §3):
+Attention layers come in two kinds (spec common-ops §3):
 
 * full attention: `n_ctx` cells, the token at position p lives in cell p;
 * sliding window `w`: a ring of `min(n_ctx, w + n_ubatch - 1)` cells, the token at position p lives
@@ -11,6 +11,12 @@ Layers come in two kinds (spec common-ops §3):
 Each cell also stores its token position (-1 = empty); attention builds its causal and window mask
 from those positions, so the storage order never matters. `begin(pos)` prepares the cell indices of
 a step (prefill of many tokens or decode of one), `end()` advances `n_past`.
+
+Recurrent layers (Gated DeltaNet, spec arch-qwen35.md §3.2) keep, in float32 whatever the KV type,
+the last `K - 1` inputs of their causal conv (`conv`, (K-1, C)) and one state matrix per value head
+(`ssm`, (Hv, S, S)); the layer's ops update both in place. That state summarises every token seen,
+so it can only be reset, never rolled back to an earlier position. A layer whose layout entry is
+None stores nothing (Gemma 4's shared-KV layers read another layer's cache).
 """
 
 from __future__ import annotations
@@ -34,6 +40,34 @@ class LayerCacheSpec:
     window: int = 0
 
 
+@dataclass(frozen=True)
+class RecurrentCacheSpec:
+    """What one recurrent layer keeps: its conv window (K-1 inputs of C channels) and Hv S x S states."""
+
+    conv_channels: int
+    conv_kernel: int
+    n_head: int
+    head_dim: int
+
+
+class LayerState:
+    """One recurrent layer's conv window and delta-rule state, zero at the start of a sequence."""
+
+    def __init__(self, ops: Ops, spec: RecurrentCacheSpec) -> None:
+        self.spec, self.ops = spec, ops
+        self.reset()
+
+    def reset(self) -> None:
+        s = self.spec
+        self.conv = self.ops.zeros((s.conv_kernel - 1, s.conv_channels), "f32")
+        self.ssm = self.ops.zeros((s.n_head, s.head_dim, s.head_dim), "f32")
+
+    @property
+    def nbytes(self) -> int:
+        s = self.spec
+        return 4 * ((s.conv_kernel - 1) * s.conv_channels + s.n_head * s.head_dim * s.head_dim)
+
+
 class LayerKV:
     """One layer's buffers plus the current step's cell indices (`slots`) and readable extent (`n_kv`)."""
 
@@ -47,29 +81,46 @@ class LayerKV:
 
 
 class KVCache:
-    """Per-layer KV storage for one sequence, sized from the context length."""
+    """Per-layer storage for one sequence: KV (sized from the context length) or recurrent state."""
 
-    def __init__(self, ops: Ops, layout: Sequence[LayerCacheSpec], n_ctx: int, n_ubatch: int = 512,
-                 dtype: str = "f32") -> None:
+    def __init__(self, ops: Ops, layout: Sequence[LayerCacheSpec | RecurrentCacheSpec | None], n_ctx: int,
+                 n_ubatch: int = 512, dtype: str = "f32") -> None:
         if n_ctx <= 0 or n_ubatch <= 0:
             raise ValueError(f"n_ctx and n_ubatch must be positive, got {n_ctx}, {n_ubatch}")
         self.ops, self.n_ctx, self.n_ubatch, self.dtype = ops, n_ctx, n_ubatch, dtype
         self.layout = list(layout)
-        self.layers = [LayerKV(ops, s, self._size(s), dtype) for s in self.layout]
+        self.layers: list[Any] = [self._make(s) for s in self.layout]
         self.n_past = 0
         self._pending = 0
+
+    def _make(self, s: LayerCacheSpec | RecurrentCacheSpec | None) -> Any:
+        if s is None:
+            return None
+        if isinstance(s, RecurrentCacheSpec):
+            return LayerState(self.ops, s)
+        return LayerKV(self.ops, s, self._size(s), self.dtype)
+
+    @property
+    def kv_layers(self) -> list[LayerKV]:
+        return [lk for lk in self.layers if isinstance(lk, LayerKV)]
+
+    @property
+    def recurrent_layers(self) -> list[LayerState]:
+        return [ls for ls in self.layers if isinstance(ls, LayerState)]
 
     def _size(self, s: LayerCacheSpec) -> int:
         return self.n_ctx if s.window <= 0 else min(self.n_ctx, s.window + self.n_ubatch - 1)
 
-    def layer(self, il: int) -> LayerKV:
+    def layer(self, il: int) -> Any:
+        """Layer il's LayerKV or LayerState (None for a layer that stores nothing)."""
         return self.layers[il]
 
     @property
     def nbytes(self) -> int:
         item = 2 if self.dtype == "f16" else 4
-        return sum(lk.size * lk.spec.n_head_kv * (lk.spec.head_dim_k + lk.spec.head_dim_v) * item
-                   for lk in self.layers)
+        kv = sum(lk.size * lk.spec.n_head_kv * (lk.spec.head_dim_k + lk.spec.head_dim_v) * item
+                 for lk in self.kv_layers)
+        return kv + sum(ls.nbytes for ls in self.recurrent_layers)
 
     def begin(self, pos: np.ndarray) -> None:
         """Prepare a step whose tokens sit at the consecutive positions `pos` (host array)."""
@@ -83,7 +134,7 @@ class KVCache:
         if pos[-1] >= self.n_ctx:
             raise ZincError(f"context is full: position {int(pos[-1])} does not fit n_ctx={self.n_ctx}")
         by_size: dict[int, tuple[Any, int]] = {}
-        for lk in self.layers:
+        for lk in self.kv_layers:
             if lk.size not in by_size:
                 slots = (pos % lk.size).astype(np.int32)
                 by_size[lk.size] = (self.ops.from_numpy(slots), int(min(lk.size, pos[-1] + 1)))
@@ -95,19 +146,28 @@ class KVCache:
         self.n_past = self._pending
 
     def reset(self) -> None:
-        """Forget every token (the buffers are kept and reused)."""
-        for lk in self.layers:
+        """Forget every token (the KV buffers are kept and reused, recurrent state is zeroed)."""
+        for lk in self.kv_layers:
             lk.pos = self.ops.full((lk.size,), -1, "i32")
+        for ls in self.recurrent_layers:
+            ls.reset()
         self.n_past = self._pending = 0
 
     def truncate(self, n: int) -> None:
         """Keep the first `n` tokens only (to re-evaluate from there); ring layers need their window kept."""
         if not 0 <= n <= self.n_past:
             raise ValueError(f"cannot truncate to {n} tokens: the cache holds {self.n_past}")
-        for lk in self.layers:
+        if n == self.n_past:
+            return
+        if self.recurrent_layers:
+            if n != 0:
+                raise ZincError(f"cannot roll recurrent state back to {n} tokens: it can only be reset")
+            self.reset()
+            return
+        for lk in self.kv_layers:
             if lk.size < self.n_ctx and self.n_past - lk.size > n - lk.window:
                 raise ZincError(f"cannot roll the sliding-window cache back to {n}: its keys were overwritten")
-        for lk in self.layers:
+        for lk in self.kv_layers:
             p = self.ops.to_numpy(lk.pos).copy()
             p[p >= n] = -1
             lk.pos = self.ops.from_numpy(p.astype(np.int32))

@@ -3,8 +3,9 @@
 `Config.from_gguf(gguf)` reads the `{arch}.*` metadata exactly as llama.cpp's `load_hparams` does
 (defaults included) through the architecture module found in the registry; each architecture
 module then sets its quirks as named fields (query pre-scale, q/k norm, post norms, embedding
-scale, final softcap, sliding-window pattern, rope per layer kind, experts). Shared code reads
-those fields and never tests the architecture name.
+scale, final softcap, sliding-window pattern, rope per layer kind, per-layer head shapes, gated
+attention, V norm, shared-KV layers, experts and shared experts, Gated DeltaNet layers). Shared
+code reads those fields and never tests the architecture name.
 
 `load_weights` checks every tensor an architecture declares (presence and shape, with errors naming
 the tensor), runs the backend's capability check, then uploads the weights.
@@ -13,7 +14,7 @@ the tensor), runs the backend's capability check, then uploads the weights.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 import numpy as np
@@ -56,9 +57,47 @@ class Config:
     expert_gating: str = "softmax"
     expert_norm_w: bool = False  # renormalise the selected expert weights to sum 1
     expert_w_scale: float = 0.0  # 0 or 1: no scaling
+    n_ff_shexp: int = 0  # shared expert width (its output is scaled by sigmoid(ffn_gate_inp_shexp . x))
+    # per-layer attention shapes (empty: head_dim / head_dim_v / n_head_kv for every layer)
+    layer_head_dim: tuple[int, ...] = ()
+    layer_n_head_kv: tuple[int, ...] = ()
+    attn_gate: bool = False  # q rows carry a per-head output gate: [q_h, gate_h]; out *= sigmoid(gate)
+    v_norm: bool = False  # unweighted RMS norm of V per head (Gemma 4)
+    kv_source: tuple[int, ...] = ()  # per layer: the layer whose KV cache it reads (shared-KV layers)
+    # Gated DeltaNet (recurrent) layers
+    recurrent_layers: tuple[bool, ...] = ()  # per layer: True = Gated DeltaNet
+    ssm_conv_kernel: int = 0  # K
+    ssm_state: int = 0  # S: head dim of the DeltaNet q/k/v heads
+    ssm_k_heads: int = 0  # Hk
+    ssm_v_heads: int = 0  # Hv (v-head h reads k-head h % Hk)
+    moe_layers: tuple[bool, ...] = ()  # per layer: routed experts (empty: every layer iff n_expert > 0)
+    layer_n_ff: tuple[int, ...] = ()  # per-layer dense FFN width (empty: n_ff everywhere)
+    n_embd_per_layer: int = 0  # Gemma 4 per-layer embeddings width (0: none)
 
     def is_swa(self, il: int) -> bool:
         return bool(self.swa_layers) and self.swa_layers[il]
+
+    def is_recurrent(self, il: int) -> bool:
+        return bool(self.recurrent_layers) and self.recurrent_layers[il]
+
+    def head_dim_of(self, il: int) -> int:
+        return self.layer_head_dim[il] if self.layer_head_dim else self.head_dim
+
+    def head_dim_v_of(self, il: int) -> int:
+        return self.layer_head_dim[il] if self.layer_head_dim else self.head_dim_v
+
+    def n_head_kv_of(self, il: int) -> int:
+        return self.layer_n_head_kv[il] if self.layer_n_head_kv else self.n_head_kv
+
+    def is_moe(self, il: int) -> bool:
+        return self.moe_layers[il] if self.moe_layers else self.n_expert > 0
+
+    def n_ff_of(self, il: int) -> int:
+        return self.layer_n_ff[il] if self.layer_n_ff else self.n_ff
+
+    def kv_layer(self, il: int) -> int:
+        """The layer whose KV cache layer il reads (itself unless it shares an earlier one's)."""
+        return self.kv_source[il] if self.kv_source else il
 
     def rope_for(self, il: int) -> RopeParams:
         return self.rope_swa if self.is_swa(il) else self.rope
@@ -102,6 +141,16 @@ class Meta:
             return vals.pop()
         return v
 
+    def per_layer(self, name: str, n_layer: int, default: Any = _REQUIRED) -> tuple[int, ...]:
+        """A get_key_or_arr key as one int per layer (a scalar repeated, or the array's first n_layer)."""
+        v = self.get(name, default)
+        if isinstance(v, (list, np.ndarray)):
+            vals = [int(x) for x in np.asarray(v).reshape(-1)]
+            if len(vals) < n_layer:
+                raise GGUFError(self.gguf.path, f"has {len(vals)} values, expected {n_layer}", self.key(name))
+            return tuple(vals[:n_layer])
+        return (int(v),) * n_layer
+
 
 def common_config(gguf: Any, arch: str, **overrides: Any) -> Config:
     """The fields every attention model shares, read like llama.cpp's generic load_hparams."""
@@ -112,15 +161,26 @@ def common_config(gguf: Any, arch: str, **overrides: Any) -> Config:
     n_layer = int(m.get("block_count")) - int(m.get("nextn_predict_layers", 0))
     rope = rope_params(m, head_dim, mode=overrides.pop("rope_mode", "norm"))
     kw: dict[str, Any] = dict(
-        arch=arch, n_vocab=vocab_size(gguf), n_embd=n_embd, n_layer=n_layer, n_head=n_head,
-        n_head_kv=int(m.uniform("attention.head_count_kv", n_head)), head_dim=head_dim,
-        head_dim_v=int(m.get("attention.value_length", n_embd // n_head)),
-        n_ff=int(m.uniform("feed_forward_length", 0)), n_ctx_train=int(m.get("context_length")),
+        arch=arch, n_vocab=vocab_size(gguf), n_embd=n_embd, n_layer=n_layer, n_head=n_head, head_dim=head_dim,
+        head_dim_v=int(m.get("attention.value_length", n_embd // n_head)), n_ctx_train=int(m.get("context_length")),
         norm_eps=float(m.get("attention.layer_norm_rms_epsilon")), rope=rope, rope_swa=rope,
         kq_scale=float(np.float32(1) / np.sqrt(np.float32(head_dim))),
         n_expert=int(m.get("expert_count", 0)), n_expert_used=int(m.uniform("expert_used_count", 0)))
-    kw.update(overrides)
+    kw.update(overrides)  # an architecture that reads a key per layer passes its own value here
+    if "n_head_kv" not in kw:
+        kw["n_head_kv"] = int(m.uniform("attention.head_count_kv", n_head))
+    if "n_ff" not in kw:
+        kw["n_ff"] = int(m.uniform("feed_forward_length", 0))
     return Config(**kw)
+
+
+def swa_pattern(m: Meta, n_layer: int, default: int = 6) -> tuple[bool, ...]:
+    """llama.cpp's load_swa_pattern: a bool array, or a period n (layer i slides iff i % n < n - 1)."""
+    v = m.get("attention.sliding_window_pattern", default)
+    if isinstance(v, (list, np.ndarray)):
+        return tuple(bool(x) for x in np.asarray(v).reshape(-1)[:n_layer])
+    n = int(v)
+    return tuple(n == 0 or il % n < n - 1 for il in range(n_layer))
 
 
 def vocab_size(gguf: Any) -> int:
@@ -170,6 +230,7 @@ class TensorSpec:
     op: str = "matmul"  # "matmul", "embed", "matmul_experts" (uploaded as weights) or "vector"
     required: bool = True
     alt: str = ""  # another tensor whose presence makes this one unnecessary (fused attn_qkv)
+    view: tuple[int, ...] = ()  # upload with this row-major shape (same elements), e.g. a (D,) gate as (1, D)
 
 
 class LayerWeights:
@@ -186,6 +247,10 @@ class LayerWeights:
 
     def has(self, short: str, kind: str = "weight") -> bool:
         return f"blk.{self.il}.{short}.{kind}" in self._w.tensors
+
+    def raw(self, suffix: str) -> Any:
+        """A tensor whose name has no `.weight` suffix (e.g. `ssm_a`)."""
+        return self._w[f"blk.{self.il}.{suffix}"]
 
 
 class Weights:
@@ -215,6 +280,8 @@ def load_weights(ops: Ops, gguf: Any, specs: Iterable[TensorSpec]) -> Weights:
     out: dict[str, Any] = {}
     for s in present:
         qt = QTensor.from_gguf(gguf, s.name)
+        if s.view:
+            qt = replace(qt, shape=tuple(s.view))
         out[s.name] = ops.from_numpy(qt.dequantize()) if s.op == "vector" else ops.upload(qt)
     if tied:
         out["output.weight"] = out["token_embd.weight"]

@@ -17,21 +17,12 @@ import numpy as np
 
 from zinc.backends.base import Ops
 from zinc.engine.cache import KVCache
-from zinc.models.base import Batch, Config, Meta, TensorSpec, Weights, common_config
+from zinc.models.base import Batch, Config, Meta, TensorSpec, Weights, common_config, swa_pattern
 from zinc.models.layers import (attention_cache_layout, attention_tensors, embed_tokens, ffn_tensors,
                                 global_tensors, glu_ffn, lm_head, self_attention)
 
 cache_layout = attention_cache_layout
 F32 = np.float32
-
-
-def swa_pattern(m: Meta, n_layer: int, default: int = 6) -> tuple[bool, ...]:
-    """llama.cpp's load_swa_pattern: a bool array, or a period n (layer i slides iff i % n < n - 1)."""
-    v = m.get("attention.sliding_window_pattern", default)
-    if isinstance(v, (list, np.ndarray)):
-        return tuple(bool(x) for x in np.asarray(v).reshape(-1)[:n_layer])
-    n = int(v)
-    return tuple(n == 0 or il % n < n - 1 for il in range(n_layer))
 
 
 def config(gguf: Any) -> Config:
@@ -67,7 +58,7 @@ def forward(ops: Ops, cfg: Config, w: Weights, batch: Batch, cache: KVCache) -> 
     for il in range(cfg.n_layer):
         lw = w.layer(il)
         h = ops.rms_norm(x, lw["attn_norm"], cfg.norm_eps)
-        a = self_attention(ops, cfg, lw, h, batch, cache.layer(il))
+        a = self_attention(ops, cfg, lw, h, batch, cache)
         a = ops.rms_norm(a, lw["post_attention_norm"], cfg.norm_eps)
         x, h = ops.add_rms_norm(a, x, lw["ffn_norm"], cfg.norm_eps)
         f = ops.rms_norm(glu_ffn(ops, cfg, lw, h), lw["post_ffw_norm"], cfg.norm_eps)

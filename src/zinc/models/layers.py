@@ -1,16 +1,19 @@
 """Building blocks shared by the architectures, written against `Ops` only.
 
-Each block reads its quirks from `Config` fields (q/k norm, query pre-scale, window, activation,
-expert gating) and optional tensors from the weights (biases, fused `attn_qkv`), never from the
-architecture name. The tensor-spec helpers list what each block reads, for `load_weights`.
+Each block reads its quirks from `Config` fields (q/k norm, V norm, output gate, query pre-scale,
+window, per-layer head shapes, shared-KV layers, activation, expert gating, shared expert) and
+optional tensors from the weights (biases, fused `attn_qkv` / `ffn_gate_up_exps`, a missing
+`attn_v` meaning V = K, expert biases and scales), never from the architecture name. The
+tensor-spec helpers list what each block reads, for `load_weights`.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from zinc.backends.base import Ops
-from zinc.engine.cache import LayerCacheSpec
+from zinc.engine.cache import KVCache, LayerCacheSpec, RecurrentCacheSpec
 from zinc.models.base import Batch, Config, LayerWeights, TensorSpec, Weights
 
 
@@ -21,52 +24,127 @@ def _linear(ops: Ops, x: Any, lw: LayerWeights, short: str) -> Any:
     return y if b is None else ops.add(y, b)
 
 
-def qkv_projections(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, T: int) -> tuple[Any, Any, Any]:
-    """Q (T, Hq, Dh), K (T, Hkv, Dh), V (T, Hkv, Dv) from separate or fused (attn_qkv) weights."""
-    nq, nk, nv = cfg.n_head * cfg.head_dim, cfg.n_head_kv * cfg.head_dim, cfg.n_head_kv * cfg.head_dim_v
+def _q_width(cfg: Config, il: int) -> int:
+    return cfg.n_head * cfg.head_dim_of(il) * (2 if cfg.attn_gate else 1)
+
+
+def qkv_projections(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, T: int,
+                    with_kv: bool = True) -> tuple[Any, Any, Any]:
+    """Q (T, Hq, Dh or 2*Dh with the output gate), K (T, Hkv, Dh), V (T, Hkv, Dv); K, V None if not with_kv.
+
+    Separate or fused (attn_qkv) weights; without `attn_v` the raw K projection is also V.
+    """
+    il = lw.il
+    Dh, Dv, Hkv = cfg.head_dim_of(il), cfg.head_dim_v_of(il), cfg.n_head_kv_of(il)
+    nq = _q_width(cfg, il)
     if lw.has("attn_qkv"):
-        q, k, v = ops.split(_linear(ops, h, lw, "attn_qkv"), (nq, nk, nv))
+        q, k, v = ops.split(_linear(ops, h, lw, "attn_qkv"), (nq, Hkv * Dh, Hkv * Dv))
     else:
-        q, k, v = (_linear(ops, h, lw, s) for s in ("attn_q", "attn_k", "attn_v"))
-    return (ops.reshape(q, (T, cfg.n_head, cfg.head_dim)), ops.reshape(k, (T, cfg.n_head_kv, cfg.head_dim)),
-            ops.reshape(v, (T, cfg.n_head_kv, cfg.head_dim_v)))
+        q = _linear(ops, h, lw, "attn_q")
+        k = _linear(ops, h, lw, "attn_k") if with_kv else None
+        v = (_linear(ops, h, lw, "attn_v") if lw.has("attn_v") else k) if with_kv else None
+    q = ops.reshape(q, (T, cfg.n_head, nq // cfg.n_head))
+    if not with_kv:
+        return q, None, None
+    return q, ops.reshape(k, (T, Hkv, Dh)), ops.reshape(v, (T, Hkv, Dv))
 
 
-def self_attention(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, batch: Batch, kv: Any,
+def self_attention(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, batch: Batch, cache: KVCache,
                    rope_freqs: Any = None) -> Any:
-    """Projections, optional q/k norm, rope, KV-cache write, attention and output projection."""
+    """Projections, q/k (and V) norms, rope, KV-cache write, attention, output gate and projection.
+
+    A shared-KV layer (cfg.kv_layer(il) != il) computes only Q and reads the other layer's cache.
+    """
     T, il = batch.n, lw.il
-    q, k, v = qkv_projections(ops, cfg, lw, h, T)
+    src = cfg.kv_layer(il)
+    Dh, Dv = cfg.head_dim_of(il), cfg.head_dim_v_of(il)
+    q, k, v = qkv_projections(ops, cfg, lw, h, T, with_kv=src == il)
+    gate = None
+    if cfg.attn_gate:
+        q, gate = ops.split(q, (Dh, Dh))
     if cfg.qk_norm:
         q = ops.rms_norm(q, lw["attn_q_norm"], cfg.norm_eps)
-        k = ops.rms_norm(k, lw["attn_k_norm"], cfg.norm_eps)
     rp = cfg.rope_for(il)
     q = ops.rope(q, batch.pos, rp, rope_freqs)
     if cfg.q_scale != 1.0:
         q = ops.scale(q, cfg.q_scale)
-    ops.rope_kv_write(k, v, batch.pos, rp, rope_freqs, kv.k, kv.v, kv.pos, kv.slots)
+    kv = cache.layer(src)
+    if k is not None:
+        if cfg.qk_norm:
+            k = ops.rms_norm(k, lw["attn_k_norm"], cfg.norm_eps)
+        if cfg.v_norm:
+            v = ops.rms_norm(v, None, cfg.norm_eps)
+        ops.rope_kv_write(k, v, batch.pos, rp, rope_freqs, kv.k, kv.v, kv.pos, kv.slots)
     a = ops.attention(q, kv.k, kv.v, batch.pos, kv.pos, kv.n_kv, cfg.kq_scale, window=cfg.window(il),
                       sinks=lw.get("attn_sinks"))
-    return _linear(ops, ops.reshape(a, (T, cfg.n_head * cfg.head_dim_v)), lw, "attn_output")
+    a = ops.reshape(a, (T, cfg.n_head * Dv))
+    if gate is not None:
+        a = ops.mul(a, ops.unary(ops.reshape(gate, (T, cfg.n_head * Dh)), "sigmoid"))
+    return _linear(ops, a, lw, "attn_output")
 
 
-def glu_ffn(ops: Ops, cfg: Config, lw: LayerWeights, h: Any) -> Any:
-    """W_down(act(W_gate h) * (W_up h)), with biases where the file has them."""
-    if lw.has("ffn_gate", "bias") or lw.has("ffn_up", "bias"):
-        a = ops.glu(_linear(ops, h, lw, "ffn_gate"), _linear(ops, h, lw, "ffn_up"), cfg.act)
+def gated_delta_net(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, batch: Batch, cache: KVCache) -> Any:
+    """The Gated DeltaNet mixer (spec arch-qwen35.md §3.2) of one step; its state lives in the cache."""
+    T, state = batch.n, cache.layer(lw.il)
+    S, Hk, Hv = cfg.ssm_state, cfg.ssm_k_heads, cfg.ssm_v_heads
+    mixed = ops.matmul(h, lw["attn_qkv"])  # (T, 2*Hk*S + Hv*S)
+    z = ops.matmul(h, lw["attn_gate"])  # (T, Hv*S)
+    beta = ops.unary(ops.matmul(h, lw["ssm_beta"]), "sigmoid")  # (T, Hv)
+    alpha = ops.add(ops.matmul(h, lw["ssm_alpha"]), lw.get("ssm_dt", "bias"))
+    g = ops.mul(ops.unary(alpha, "softplus"), lw.raw("ssm_a"))  # log decay, <= 0
+    conv = ops.unary(ops.conv1d_causal(mixed, state.conv, lw["ssm_conv1d"]), "silu")
+    q, k, v = ops.split(conv, (Hk * S, Hk * S, Hv * S))
+    q, k = (l2_norm(ops, ops.reshape(x, (T, Hk, S)), S, cfg.norm_eps) for x in (q, k))
+    o = ops.gated_delta_net(q, k, ops.reshape(v, (T, Hv, S)), g, beta, state.ssm)  # (T, Hv, S)
+    o = ops.mul(ops.rms_norm(o, lw["ssm_norm"], cfg.norm_eps), ops.unary(ops.reshape(z, (T, Hv, S)), "silu"))
+    return ops.matmul(ops.reshape(o, (T, Hv * S)), lw["ssm_out"])
+
+
+def l2_norm(ops: Ops, x: Any, n: int, eps: float) -> Any:
+    """x / sqrt(sum x^2 + eps) over the last axis (length n), as llama.cpp does: rms_norm(eps/n) / sqrt(n)."""
+    return ops.scale(ops.rms_norm(x, None, eps / n), 1.0 / math.sqrt(n))
+
+
+def glu_ffn(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, suffix: str = "") -> Any:
+    """W_down(act(W_gate h) * (W_up h)), with biases where the file has them (suffix "_shexp": shared expert)."""
+    gate, up, down = f"ffn_gate{suffix}", f"ffn_up{suffix}", f"ffn_down{suffix}"
+    if lw.has(gate, "bias") or lw.has(up, "bias"):
+        a = ops.glu(_linear(ops, h, lw, gate), _linear(ops, h, lw, up), cfg.act)
     else:
-        a = ops.matmul_glu(h, lw["ffn_gate"], lw["ffn_up"], cfg.act)
-    return _linear(ops, a, lw, "ffn_down")
+        a = ops.matmul_glu(h, lw[gate], lw[up], cfg.act)
+    return _linear(ops, a, lw, down)
 
 
-def moe_ffn(ops: Ops, cfg: Config, lw: LayerWeights, h: Any) -> Any:
-    """Routed experts (spec common-ops §5): top-k by gate probability, weighted sum in selection order."""
-    logits = ops.matmul(h, lw["ffn_gate_inp"])
+def _experts(ops: Ops, x: Any, lw: LayerWeights, short: str, ids: Any) -> Any:
+    """Selected experts' x @ W_e.T (T, k, N), times the per-expert `.scale`, plus the per-expert bias."""
+    y = ops.matmul_experts(x, lw[short], ids)
+    s = lw.get(short, "scale")
+    if s is not None:
+        y = ops.mul(y, ops.embed(s, ids))  # (E, 1) rows -> (T, k, 1)
+    b = lw.get(short, "bias")
+    return y if b is None else ops.add(y, ops.embed(b, ids))
+
+
+def moe_ffn(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, logits: Any = None) -> Any:
+    """Routed experts (spec common-ops §5): top-k by gate probability, weighted sum in selection order.
+
+    `logits` replaces the router's own (W_router h + b) when the architecture computes them itself.
+    """
+    if logits is None:
+        logits = _linear(ops, h, lw, "ffn_gate_inp")
     ids, w = ops.router_topk(logits, cfg.n_expert_used, cfg.expert_gating, cfg.expert_norm_w, cfg.expert_w_scale)
-    g = ops.matmul_experts(h, lw["ffn_gate_exps"], ids)
-    u = ops.matmul_experts(h, lw["ffn_up_exps"], ids)
-    o = ops.matmul_experts(ops.glu(g, u, cfg.act), lw["ffn_down_exps"], ids)  # (T, k, D)
+    if lw.has("ffn_gate_up_exps"):
+        g, u = ops.split(_experts(ops, h, lw, "ffn_gate_up_exps", ids), (cfg.n_ff_exp, cfg.n_ff_exp))
+    else:
+        g, u = _experts(ops, h, lw, "ffn_gate_exps", ids), _experts(ops, h, lw, "ffn_up_exps", ids)
+    o = _experts(ops, ops.glu(g, u, cfg.act), lw, "ffn_down_exps", ids)  # (T, k, D)
     return ops.weighted_sum(o, w)
+
+
+def shared_expert(ops: Ops, cfg: Config, lw: LayerWeights, h: Any) -> Any:
+    """The shared expert scaled by its sigmoid gate: sigmoid(w . h) * glu_ffn_shexp(h)."""
+    gate = ops.unary(ops.matmul(h, lw["ffn_gate_inp_shexp"]), "sigmoid")  # (T, 1)
+    return ops.mul(glu_ffn(ops, cfg, lw, h, "_shexp"), gate)
 
 
 def embed_tokens(ops: Ops, cfg: Config, w: Weights, batch: Batch) -> Any:
@@ -86,55 +164,99 @@ def lm_head(ops: Ops, cfg: Config, w: Weights, x: Any, batch: Batch) -> Any:
 # ------------------------------------------------------------------------------------------ tensor specs
 
 
-def global_tensors(cfg: Config) -> list[TensorSpec]:
+def global_tensors(cfg: Config, tied_ok: bool = True) -> list[TensorSpec]:
     D, V = cfg.n_embd, cfg.n_vocab
     return [TensorSpec("token_embd.weight", (V, D), "embed"),
             TensorSpec("output_norm.weight", (D,), "vector"),
-            TensorSpec("output.weight", (V, D), "matmul", required=False)]
+            TensorSpec("output.weight", (V, D), "matmul", required=not tied_ok)]
 
 
-def attention_tensors(cfg: Config, il: int, qk_norm: bool = False, post_norm: bool = False) -> list[TensorSpec]:
-    D, Dh, Dv, Hq, Hkv = cfg.n_embd, cfg.head_dim, cfg.head_dim_v, cfg.n_head, cfg.n_head_kv
+def attention_tensors(cfg: Config, il: int, qk_norm: bool = False, post_norm: bool = False,
+                      v_optional: bool = False) -> list[TensorSpec]:
+    D, Dh, Dv, Hq, Hkv = cfg.n_embd, cfg.head_dim_of(il), cfg.head_dim_v_of(il), cfg.n_head, cfg.n_head_kv_of(il)
+    nq, has_kv = _q_width(cfg, il), cfg.kv_layer(il) == il
     p = f"blk.{il}."
     qkv = p + "attn_qkv.weight"
     specs = [TensorSpec(p + "attn_norm.weight", (D,), "vector"),
-             TensorSpec(p + "attn_q.weight", (Hq * Dh, D), alt=qkv),
-             TensorSpec(p + "attn_k.weight", (Hkv * Dh, D), alt=qkv),
-             TensorSpec(p + "attn_v.weight", (Hkv * Dv, D), alt=qkv),
-             TensorSpec(qkv, ((Hq + Hkv) * Dh + Hkv * Dv, D), required=False),
+             TensorSpec(p + "attn_q.weight", (nq, D), alt=qkv),
+             TensorSpec(p + "attn_k.weight", (Hkv * Dh, D), alt=qkv, required=has_kv),
+             TensorSpec(p + "attn_v.weight", (Hkv * Dv, D), alt=qkv, required=has_kv and not v_optional),
+             TensorSpec(qkv, (nq + Hkv * Dh + Hkv * Dv, D), required=False),
              TensorSpec(p + "attn_output.weight", (D, Hq * Dv))]
-    for short, n in (("attn_q", Hq * Dh), ("attn_k", Hkv * Dh), ("attn_v", Hkv * Dv),
-                     ("attn_qkv", (Hq + Hkv) * Dh + Hkv * Dv), ("attn_output", D)):
+    for short, n in (("attn_q", nq), ("attn_k", Hkv * Dh), ("attn_v", Hkv * Dv),
+                     ("attn_qkv", nq + Hkv * Dh + Hkv * Dv), ("attn_output", D)):
         specs.append(TensorSpec(p + short + ".bias", (n,), "vector", required=False))
     if qk_norm:
         specs += [TensorSpec(p + "attn_q_norm.weight", (Dh,), "vector"),
-                  TensorSpec(p + "attn_k_norm.weight", (Dh,), "vector")]
+                  TensorSpec(p + "attn_k_norm.weight", (Dh,), "vector", required=has_kv)]
     if post_norm:
         specs.append(TensorSpec(p + "post_attention_norm.weight", (D,), "vector"))
     return specs
 
 
-def ffn_tensors(cfg: Config, il: int, post_norm: bool = False) -> list[TensorSpec]:
-    D, F, p = cfg.n_embd, cfg.n_ff, f"blk.{il}."
-    specs = [TensorSpec(p + "ffn_norm.weight", (D,), "vector"),
-             TensorSpec(p + "ffn_gate.weight", (F, D)), TensorSpec(p + "ffn_up.weight", (F, D)),
-             TensorSpec(p + "ffn_down.weight", (D, F))]
-    for short, n in (("ffn_gate", F), ("ffn_up", F), ("ffn_down", D)):
+def delta_net_tensors(cfg: Config, il: int) -> list[TensorSpec]:
+    """A Gated DeltaNet mixer (spec arch-qwen35.md §2); the conv taps are read as an f32 (C, K) array."""
+    D, S, Hk, Hv, K, p = cfg.n_embd, cfg.ssm_state, cfg.ssm_k_heads, cfg.ssm_v_heads, cfg.ssm_conv_kernel, f"blk.{il}."
+    C = 2 * Hk * S + Hv * S
+    return [TensorSpec(p + "attn_qkv.weight", (C, D)), TensorSpec(p + "attn_gate.weight", (Hv * S, D)),
+            TensorSpec(p + "ssm_beta.weight", (Hv, D)), TensorSpec(p + "ssm_alpha.weight", (Hv, D)),
+            TensorSpec(p + "ssm_conv1d.weight", (C, K), "vector"), TensorSpec(p + "ssm_dt.bias", (Hv,), "vector"),
+            TensorSpec(p + "ssm_a", (Hv,), "vector"), TensorSpec(p + "ssm_norm.weight", (S,), "vector"),
+            TensorSpec(p + "ssm_out.weight", (D, Hv * S))]
+
+
+def ffn_tensors(cfg: Config, il: int, post_norm: bool = False, norm: str = "ffn_norm", n_ff: int = 0,
+                suffix: str = "") -> list[TensorSpec]:
+    D, F, p = cfg.n_embd, n_ff or cfg.n_ff, f"blk.{il}."
+    specs = [TensorSpec(p + norm + ".weight", (D,), "vector")] if norm else []
+    specs += [TensorSpec(p + f"ffn_gate{suffix}.weight", (F, D)), TensorSpec(p + f"ffn_up{suffix}.weight", (F, D)),
+              TensorSpec(p + f"ffn_down{suffix}.weight", (D, F))]
+    for short, n in ((f"ffn_gate{suffix}", F), (f"ffn_up{suffix}", F), (f"ffn_down{suffix}", D)):
         specs.append(TensorSpec(p + short + ".bias", (n,), "vector", required=False))
     if post_norm:
         specs.append(TensorSpec(p + "post_ffw_norm.weight", (D,), "vector"))
     return specs
 
 
-def moe_tensors(cfg: Config, il: int) -> list[TensorSpec]:
+def moe_tensors(cfg: Config, il: int, norm: str = "ffn_norm", biases: bool = False) -> list[TensorSpec]:
+    """Router and experts (separate or fused gate/up); optional per-expert `.scale`; biases if asked."""
     D, E, Fe, p = cfg.n_embd, cfg.n_expert, cfg.n_ff_exp, f"blk.{il}."
-    return [TensorSpec(p + "ffn_norm.weight", (D,), "vector"),
-            TensorSpec(p + "ffn_gate_inp.weight", (E, D)),
-            TensorSpec(p + "ffn_gate_exps.weight", (E, Fe, D), "matmul_experts"),
-            TensorSpec(p + "ffn_up_exps.weight", (E, Fe, D), "matmul_experts"),
-            TensorSpec(p + "ffn_down_exps.weight", (E, D, Fe), "matmul_experts")]
+    gu = p + "ffn_gate_up_exps.weight"
+    specs = [TensorSpec(p + norm + ".weight", (D,), "vector")] if norm else []
+    specs += [TensorSpec(p + "ffn_gate_inp.weight", (E, D)),
+              TensorSpec(p + "ffn_gate_exps.weight", (E, Fe, D), "matmul_experts", alt=gu),
+              TensorSpec(p + "ffn_up_exps.weight", (E, Fe, D), "matmul_experts", alt=gu),
+              TensorSpec(gu, (E, 2 * Fe, D), "matmul_experts", required=False),
+              TensorSpec(p + "ffn_down_exps.weight", (E, D, Fe), "matmul_experts")]
+    for short in ("ffn_gate_exps", "ffn_up_exps", "ffn_gate_up_exps", "ffn_down_exps"):
+        specs.append(TensorSpec(p + short + ".scale", (E,), "embed", required=False, view=(E, 1)))
+    if biases:
+        specs += [TensorSpec(p + "ffn_gate_inp.bias", (E,), "vector"),
+                  TensorSpec(p + "ffn_gate_exps.bias", (E, Fe), "embed"),
+                  TensorSpec(p + "ffn_up_exps.bias", (E, Fe), "embed"),
+                  TensorSpec(p + "ffn_down_exps.bias", (E, D), "embed")]
+    return specs
 
 
-def attention_cache_layout(cfg: Config) -> list[LayerCacheSpec]:
-    """One KV cache entry per layer; sliding-window layers get their window."""
-    return [LayerCacheSpec(cfg.n_head_kv, cfg.head_dim, cfg.head_dim_v, cfg.window(il)) for il in range(cfg.n_layer)]
+def shared_expert_tensors(cfg: Config, il: int) -> list[TensorSpec]:
+    D = cfg.n_embd
+    gate = TensorSpec(f"blk.{il}.ffn_gate_inp_shexp.weight", (D,), view=(1, D))
+    return [gate] + ffn_tensors(cfg, il, norm="", n_ff=cfg.n_ff_shexp, suffix="_shexp")
+
+
+def cache_layout(cfg: Config) -> list[LayerCacheSpec | RecurrentCacheSpec | None]:
+    """Per layer: recurrent state, KV cells (sliding-window layers get their window) or nothing (shared KV)."""
+    out: list[LayerCacheSpec | RecurrentCacheSpec | None] = []
+    for il in range(cfg.n_layer):
+        if cfg.is_recurrent(il):
+            C = (2 * cfg.ssm_k_heads + cfg.ssm_v_heads) * cfg.ssm_state
+            out.append(RecurrentCacheSpec(C, cfg.ssm_conv_kernel, cfg.ssm_v_heads, cfg.ssm_state))
+        elif cfg.kv_layer(il) != il:
+            out.append(None)
+        else:
+            out.append(LayerCacheSpec(cfg.n_head_kv_of(il), cfg.head_dim_of(il), cfg.head_dim_v_of(il),
+                                      cfg.window(il)))
+    return out
+
+
+attention_cache_layout = cache_layout

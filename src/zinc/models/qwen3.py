@@ -47,7 +47,7 @@ def forward(ops: Ops, cfg: Config, w: Weights, batch: Batch, cache: KVCache) -> 
     for il in range(cfg.n_layer):
         lw = w.layer(il)
         h = ops.rms_norm(x, lw["attn_norm"], cfg.norm_eps)
-        a = self_attention(ops, cfg, lw, h, batch, cache.layer(il))
+        a = self_attention(ops, cfg, lw, h, batch, cache)
         x, h = ops.add_rms_norm(a, x, lw["ffn_norm"], cfg.norm_eps)
         f = moe_ffn(ops, cfg, lw, h) if cfg.n_expert else glu_ffn(ops, cfg, lw, h)
         x = ops.add(f, x)

@@ -17,6 +17,10 @@ ARCHITECTURES: dict[str, str] = {
     "qwen3": "zinc.models.qwen3",
     "qwen3moe": "zinc.models.qwen3",
     "gemma3": "zinc.models.gemma3",
+    "qwen35": "zinc.models.qwen35",
+    "qwen35moe": "zinc.models.qwen35",
+    "gemma4": "zinc.models.gemma4",
+    "gpt-oss": "zinc.models.gpt_oss",
 }
 
 

@@ -3,6 +3,8 @@
 Numerics follow llama.cpp's CPU path on f32 weights (spec common-ops §0): reductions of norms and
 softmax sums in float64, RoPE angles built by the same iterative f32 product, GELU through ggml's
 f16 lookup table (``gelu="table"``, the default; ``gelu="exact"`` gives the plain tanh form).
+The recurrent-layer kernels (causal conv1d, the delta rule in its recurrent and chunked forms) live
+in `deltanet.py`.
 
 Weights: a `CpuWeight` keeps the raw GGUF bytes (an mmap view, so loading costs no memory) and is
 dequantized to float32 on first use and kept, as long as the backend's total of kept float32 weights
@@ -18,6 +20,7 @@ from typing import Iterable
 import numpy as np
 
 from zinc.backends.base import BaseOps, QTensor, RopeParams
+from zinc.backends.cpu import deltanet
 from zinc.gguf.constants import GGMLType
 from zinc.gguf.quants import dequantize, supported_types
 
@@ -160,7 +163,23 @@ class CpuOps(BaseOps):
             return gate / (F32(1) + np.exp(-gate)) * up
         if act == "gelu":
             return self._gelu(gate) * up
+        if act == "swiglu_oai":  # ggml_swiglu_oai: alpha 1.702, limit 7
+            x = np.minimum(gate, F32(7))
+            y = np.clip(up, F32(-7), F32(7))
+            return x / (F32(1) + np.exp(F32(1.702) * -x)) * (y + F32(1))
         raise ValueError(f"unknown GLU activation {act!r}")
+
+    def unary(self, x: np.ndarray, fn: str) -> np.ndarray:
+        if fn == "sigmoid":
+            return F32(1) / (F32(1) + np.exp(-x))
+        if fn == "silu":
+            return x / (F32(1) + np.exp(-x))
+        if fn == "softplus":  # ggml: x if x > 20 else logf(1 + expf(x))
+            with np.errstate(over="ignore"):
+                return np.where(x > F32(20), x, np.log(F32(1) + np.exp(x))).astype(F32)
+        if fn == "gelu":
+            return self._gelu(x)
+        raise ValueError(f"unknown unary function {fn!r}")
 
     def _gelu(self, x: np.ndarray) -> np.ndarray:
         if self.gelu_mode == "exact":
@@ -180,7 +199,7 @@ class CpuOps(BaseOps):
         cos, sin = cos[:, None, :], sin[:, None, :]
         n, half = p.n_dims, p.n_dims // 2
         out = x.copy()
-        if p.mode == "neox":
+        if p.mode in ("neox", "imrope"):
             x0, x1 = x[..., :half], x[..., half:n]
             out[..., :half] = x0 * cos - x1 * sin
             out[..., half:n] = x0 * sin + x1 * cos
@@ -223,6 +242,16 @@ class CpuOps(BaseOps):
         p = e * (1.0 / z).astype(F32)
         out = np.matmul(p, v.transpose(1, 0, 2)[:, None])  # (Hkv, r, T, Dv)
         return np.ascontiguousarray(out.transpose(2, 0, 1, 3)).reshape(T, Hq, Dv)
+
+    # -- recurrent layers ------------------------------------------------------------------------------
+    def conv1d_causal(self, x, state, w):
+        return deltanet.conv1d_causal(x, state, w)
+
+    def delta_net_recurrent(self, q, k, v, g, beta, state):
+        return deltanet.delta_net_recurrent(q, k, v, g, beta, state)
+
+    def delta_net_chunked(self, q, k, v, g, beta, state, chunk=64):
+        return deltanet.delta_net_chunked(q, k, v, g, beta, state, chunk)
 
     # -- mixture of experts -----------------------------------------------------------------------------
     def router_topk(self, logits, k, gating, norm_w, w_scale):
@@ -277,6 +306,8 @@ def rope_cache(pos: np.ndarray, p: RopeParams, freq_factors: np.ndarray | None) 
     for i in range(half):
         theta[:, i] = t
         t = t * theta_scale
+    if p.mode == "imrope":  # text: streams t, h, w carry the position, stream e is 0
+        theta = theta * imrope_text_mask(p.sections, half)
     if freq_factors is not None:
         theta = theta / freq_factors[:half].astype(F32)
     theta_interp = F32(p.freq_scale) * theta
@@ -290,6 +321,18 @@ def rope_cache(pos: np.ndarray, p: RopeParams, freq_factors: np.ndarray | None) 
         mscale = mscale * (F32(1) + F32(0.1) * np.log(F32(1) / F32(p.freq_scale)))
     th = theta_interp.astype(np.float64)
     return (np.cos(th).astype(F32) * mscale), (np.sin(th).astype(F32) * mscale)
+
+
+def imrope_text_mask(sections: tuple[int, ...], half: int) -> np.ndarray:
+    """1 for the rotation pairs whose IMROPE stream is t, h or w (ggml_mrope_cache_init), 0 for e."""
+    s = list(sections) + [0] * (4 - len(sections))
+    n = sum(s)
+    mask = np.zeros(half, F32)
+    for i in range(half):
+        sector = i % n if n else 0
+        mask[i] = ((sector % 3 == 1 and sector < 3 * s[1]) or (sector % 3 == 2 and sector < 3 * s[2])
+                   or (sector % 3 == 0 and sector < 3 * s[0]))
+    return mask
 
 
 def yarn_corr_dims(p: RopeParams) -> tuple[F32, F32]:
