@@ -1,6 +1,6 @@
 """The `zinc` command, run in subprocesses: --check verdicts and exit codes (good model, corrupt file,
 unsupported architecture, does not fit, warnings, JSON), `model list|pull|use|active|rm` against a
-local HTTP server, `inspect`, help and the not-yet-implemented stubs."""
+local HTTP server, `inspect`, help, and the serve/chat usage."""
 
 from __future__ import annotations
 
@@ -216,6 +216,8 @@ def test_help_and_version(tmp_path):
 
 
 @pytest.mark.parametrize("cmd", ["serve", "chat"])
-def test_not_implemented_stubs(cmd, tmp_path):
+def test_serve_chat_usage(cmd, tmp_path):
+    r = zinc(cmd, "--help", home=tmp_path)
+    assert r.returncode == 0 and "--api-key" in r.stdout and "127.0.0.1" in r.stdout
     r = zinc(cmd, "--prompt", "hi", home=tmp_path)
-    assert r.returncode == 2 and "not implemented yet" in r.stderr and r.stdout == ""
+    assert r.returncode == 2 and "unrecognized arguments" in r.stderr and r.stdout == ""

