@@ -21,7 +21,13 @@ def _cpu(**options: Any) -> Ops:
     return CpuOps(**options)
 
 
-_FACTORIES: dict[str, Callable[..., Ops]] = {"cpu": _cpu}
+def _vulkan(**options: Any) -> Ops:
+    from zinc.backends.vulkan import VulkanOps
+
+    return VulkanOps(**options)
+
+
+_FACTORIES: dict[str, Callable[..., Ops]] = {"cpu": _cpu, "vulkan": _vulkan}
 
 
 def register_backend(name: str, factory: Callable[..., Ops]) -> None:
@@ -43,3 +49,4 @@ def get_backend(name: str | Ops = "cpu", **options: Any) -> Ops:
         raise BackendUnavailableError(
             f"unknown backend {name!r}; available: {', '.join(backend_names())}") from None
     return factory(**options)
+

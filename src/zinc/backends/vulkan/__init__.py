@@ -1,0 +1,5 @@
+"""The Vulkan/Metal backend (wgpu + WGSL); importing it needs wgpu, which `VulkanOps` loads lazily."""
+
+from zinc.backends.vulkan.ops import VulkanOps, VkArray, VkWeight
+
+__all__ = ["VulkanOps", "VkArray", "VkWeight"]

@@ -1,0 +1,77 @@
+// Causal / sliding-window attention with GQA, optional softcap and sinks: one workgroup per
+// (query token, query head), keys in tiles of 64 with an online softmax; Dh, Dv <= 256.
+struct Params { T: u32, Hq: u32, Hkv: u32, Dh: u32, Dv: u32, n_kv: u32, window: u32, has_sinks: u32,
+                scale: f32, softcap: f32 }
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> Q: array<f32>;
+@group(0) @binding(2) var<storage, read> K: array<f32>;
+@group(0) @binding(3) var<storage, read> V: array<f32>;
+@group(0) @binding(4) var<storage, read> QPOS: array<i32>;
+@group(0) @binding(5) var<storage, read> KPOS: array<i32>;
+@group(0) @binding(6) var<storage, read> SINKS: array<f32>;
+@group(0) @binding(7) var<storage, read_write> O: array<f32>;
+
+const NEG: f32 = -3.0e38;
+var<workgroup> qs: array<f32, 256>;
+var<workgroup> sc: array<f32, 64>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) tid: u32) {
+    let g = wid.x + wid.y * nwg.x;
+    let live = g < P.T * P.Hq;
+    let gg = min(g, P.T * P.Hq - 1u);
+    let t = gg / P.Hq;
+    let hq = gg % P.Hq;
+    let hk = hq / (P.Hq / P.Hkv);
+    for (var d = tid; d < P.Dh; d += 64u) { qs[d] = Q[gg * P.Dh + d]; }
+    let qp = QPOS[t];
+    var m = NEG;
+    var l = 0.0;
+    if (P.has_sinks != 0u) { m = SINKS[hq]; l = 1.0; }
+    var acc: array<f32, 4>;
+    workgroupBarrier();
+    for (var j0 = 0u; j0 < P.n_kv; j0 += 64u) {
+        let j = j0 + tid;
+        var s = NEG;
+        if (j < P.n_kv) {
+            let kp = KPOS[j];
+            let dist = qp - kp;
+            if (kp >= 0 && dist >= 0 && (P.window == 0u || u32(dist) < P.window)) {
+                var dot = 0.0;
+                let kb = (j * P.Hkv + hk) * P.Dh;
+                for (var d = 0u; d < P.Dh; d++) { dot += qs[d] * K[kb + d]; }
+                if (P.softcap > 0.0) { dot = P.softcap * tanh(dot / P.softcap); }
+                s = dot * P.scale;
+            }
+        }
+        sc[tid] = s;
+        workgroupBarrier();
+        let nj = min(64u, P.n_kv - j0);
+        var mt = m;
+        for (var i = 0u; i < nj; i++) { mt = max(mt, sc[i]); }
+        let alpha = exp(m - mt);
+        l *= alpha;
+        for (var r = 0u; r < 4u; r++) { acc[r] *= alpha; }
+        for (var i = 0u; i < nj; i++) {
+            let si = sc[i];
+            if (si > 0.5 * NEG) {
+                let p = exp(si - mt);
+                l += p;
+                let vb = ((j0 + i) * P.Hkv + hk) * P.Dv;
+                for (var r = 0u; r < 4u; r++) {
+                    let d = tid + 64u * r;
+                    if (d < P.Dv) { acc[r] += p * V[vb + d]; }
+                }
+            }
+        }
+        m = mt;
+        workgroupBarrier();
+    }
+    if (!live) { return; }
+    let inv = select(0.0, 1.0 / l, l > 0.0);
+    for (var r = 0u; r < 4u; r++) {
+        let d = tid + 64u * r;
+        if (d < P.Dv) { O[gg * P.Dv + d] = acc[r] * inv; }
+    }
+}

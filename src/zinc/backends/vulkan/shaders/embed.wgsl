@@ -1,0 +1,19 @@
+// out (T, K) = W[ids] dequantized: one thread per (token, 32-element chunk).
+struct Params { N: u32, K: u32, T: u32, row_words: u32, nchunk: u32, pad: u32 }
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> IDS: array<i32>;
+@group(0) @binding(2) var<storage, read> W: array<u32>;
+@group(0) @binding(3) var<storage, read_write> Y: array<f32>;
+
+{{DEQUANT}}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = gid.x + gid.y * nwg.x * 64u;
+    if (i >= P.T * P.nchunk) { return; }
+    let t = i / P.nchunk;
+    let c = i % P.nchunk;
+    let v = chunk(u32(IDS[t]), c);
+    let k0 = c * 32u;
+    for (var l = 0u; l < min(32u, P.K - k0); l++) { Y[t * P.K + k0 + l] = v[l]; }
+}

@@ -1,0 +1,281 @@
+"""The Vulkan (wgpu/WGSL) backend against the NumPy backend, on whatever adapter wgpu finds.
+
+Locally and in CI that is Mesa's software driver lavapipe (`allow_cpu_adapter=True`). Every GPU
+case runs in a child process (`python test_vulkan.py <group>`), so a driver abort cannot take the
+test run down; the child prints one JSON object: case name -> normalized error (or a dict of
+metrics, or an error string). Cases compare on small odd shapes with fresh random inputs.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import traceback
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+TOL = 2e-5  # normalized max error max|a - b| / max|b| for f32 math in a different order
+KERNEL_CASES = ["matmul_F32", "matmul_F16", "matmul_Q8_0", "matmul_Q4_K", "matmul_Q6_K",
+                "embed_F32", "embed_F16", "embed_Q8_0", "embed_Q4_K", "embed_Q6_K",
+                "rms_norm", "rms_norm_no_w", "rope_neox", "rope_norm", "attention_gqa", "attention_window",
+                "attention_softcap_sinks", "glu_silu", "glu_gelu", "glu_swiglu_oai", "unary", "add_mul",
+                "scale_softcap", "argmax", "split_slice", "kv_write"]
+MODEL_CASES = ["qwen3-tiny:Q4_K_M", "qwen3-tiny:Q8_0", "llama3-tiny:Q4_K_M", "llama3-tiny:Q8_0"]
+
+
+# ------------------------------------------------------------------------------------------ child side
+
+
+def _rand(rng, *shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def _err(a, b) -> float:
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if a.shape != b.shape:
+        return float("inf")
+    return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-30))
+
+
+def _weight_case(vk, cpu, rng, name: str) -> float:
+    from zinc.backends.base import QTensor
+    from zinc.gguf.constants import GGMLType
+    from zinc.gguf.quants import quantize
+
+    kind, t = name.split("_", 1)
+    K = {"F32": 37, "F16": 37, "Q8_0": 96}.get(t, 512)
+    N = 13
+    gt = GGMLType[t]
+    qt = QTensor("w", gt, (N, K), quantize(_rand(rng, N, K, scale=0.1), gt))
+    wv, wc = vk.upload(qt), cpu.upload(qt)
+    if kind == "embed":
+        ids = np.array([5, 0, 12, 5, 7], np.int32)
+        return _err(vk.to_numpy(vk.embed(wv, vk.from_numpy(ids))), cpu.embed(wc, ids))
+    errs = []
+    for T in (1, 5, 9):
+        x = _rand(rng, T, K)
+        errs.append(_err(vk.to_numpy(vk.matmul(vk.from_numpy(x), wv)), cpu.matmul(x, wc)))
+    return max(errs)
+
+
+def _attention_case(vk, cpu, rng, name: str) -> float:
+    T, Hq, Hkv, Dh, S = 3, 6, 2, 40, 70
+    q, k, v = _rand(rng, T, Hq, Dh), _rand(rng, S, Hkv, Dh), _rand(rng, S, Hkv, Dh + 8)
+    kv_pos = np.arange(S, dtype=np.int32)
+    kv_pos[[3, 40]] = -1
+    q_pos = np.array([60, 66, 67], np.int32)
+    kw = {"window": 0, "softcap": 0.0, "sinks": None}
+    if name == "attention_window":
+        kw["window"] = 9
+    if name == "attention_softcap_sinks":
+        kw.update(softcap=5.0, sinks=_rand(rng, Hq))
+    ref = cpu.attention(q, k, v, q_pos, kv_pos, 68, 0.15, **kw)
+    vkw = dict(kw, sinks=vk.from_numpy(kw["sinks"]) if kw["sinks"] is not None else None)
+    got = vk.attention(*(vk.from_numpy(a) for a in (q, k, v, q_pos, kv_pos)), 68, 0.15, **vkw)
+    return _err(vk.to_numpy(got), ref)
+
+
+def _rope_case(vk, cpu, rng, name: str) -> float:
+    from zinc.backends.base import RopeParams
+
+    x, pos = _rand(rng, 5, 3, 24), np.array([0, 1, 7, 300, 4001], np.int32)
+    mode = name.split("_")[1]
+    errs = []
+    for p, ff in ((RopeParams(n_dims=24, mode=mode, freq_base=10000.0), None),
+                  (RopeParams(n_dims=16, mode=mode, freq_base=500000.0), rng.uniform(1, 4, 8).astype(np.float32))):
+        got = vk.rope(vk.from_numpy(x), vk.from_numpy(pos), p, vk.from_numpy(ff) if ff is not None else None)
+        errs.append(_err(vk.to_numpy(got), cpu.rope(x, pos, p, ff)))
+    return max(errs)
+
+
+def _elementwise_case(vk, cpu, rng, name: str) -> float:
+    V, C = vk.from_numpy, vk.to_numpy
+    x = _rand(rng, 7, 3, 33, scale=3.0)
+    if name.startswith("rms_norm"):
+        w = _rand(rng, 33) if name == "rms_norm" else None
+        return _err(C(vk.rms_norm(V(x), V(w) if w is not None else None, 1e-6)), cpu.rms_norm(x, w, 1e-6))
+    if name.startswith("glu_"):
+        act, u = name[4:], _rand(rng, 7, 3, 33, scale=3.0)
+        return _err(C(vk.glu(V(x), V(u), act)), cpu.glu(x, u, act))
+    if name == "unary":
+        return max(_err(C(vk.unary(V(x), f)), cpu.unary(x, f)) for f in ("sigmoid", "silu", "softplus", "gelu"))
+    if name == "scale_softcap":
+        return max(_err(C(vk.scale(V(x), 0.37)), cpu.scale(x, 0.37)),
+                   _err(C(vk.softcap(V(x), 2.5)), cpu.softcap(x, 2.5)))
+    if name == "add_mul":
+        pairs = [(x, _rand(rng, 33)), (x, _rand(rng, 7, 3, 1)), (x, _rand(rng, 7, 3, 33)),
+                 (_rand(rng, 5, 1), _rand(rng, 5, 9))]
+        return max(max(_err(C(vk.add(V(a), V(b))), cpu.add(a, b)), _err(C(vk.mul(V(a), V(b))), cpu.mul(a, b)))
+                   for a, b in pairs)
+    if name == "argmax":
+        y = _rand(rng, 4, 1001)
+        y[2, 17] = y[2, 900] = 50.0  # a tie: the first index wins
+        return float(np.any(C(vk.argmax(V(y))) != cpu.argmax(y)))
+    raise KeyError(name)
+
+
+def _memory_case(vk, cpu, rng, name: str) -> float:
+    V, C = vk.from_numpy, vk.to_numpy
+    if name == "split_slice":
+        x = _rand(rng, 5, 31)
+        parts = vk.split(V(x), (7, 13, 11))
+        errs = [_err(C(p), r) for p, r in zip(parts, cpu.split(x, (7, 13, 11)))]
+        return max(errs + [_err(C(vk.slice_rows(V(x), 2, 4)), x[2:4])])
+    S, H, D, T = 11, 2, 6, 3
+    ck, cv, cp = _rand(rng, S, H, D), _rand(rng, S, H, D + 2), np.full(S, -1, np.int32)
+    k, v = _rand(rng, T, H, D), _rand(rng, T, H, D + 2)
+    pos, slots = np.array([4, 5, 6], np.int32), np.array([9, 10, 0], np.int32)
+    vck, vcv, vcp = V(ck), V(cv), vk.full((S,), -1, "i32")
+    vk.kv_write(vck, vcv, vcp, V(k), V(v), V(pos), V(slots))
+    cpu.kv_write(ck, cv, cp, k, v, pos, slots)
+    return max(_err(C(vck), ck), _err(C(vcv), cv), float(np.any(C(vcp) != cp)))
+
+
+def _kernel_case(vk, cpu, name: str) -> float:
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    if name.startswith(("matmul_", "embed_")):
+        return _weight_case(vk, cpu, rng, name)
+    if name.startswith("attention"):
+        return _attention_case(vk, cpu, rng, name)
+    if name.startswith("rope"):
+        return _rope_case(vk, cpu, rng, name)
+    if name in ("split_slice", "kv_write"):
+        return _memory_case(vk, cpu, rng, name)
+    return _elementwise_case(vk, cpu, rng, name)
+
+
+def _logit_metrics(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
+    """argmax agreement where the reference's top-1/top-2 margin >= 0.05, and mean KL(ref || vulkan)."""
+    top2 = np.sort(b, axis=-1)[:, -2:]
+    sure = (top2[:, 1] - top2[:, 0]) >= 0.05
+    agree = float(np.mean(np.argmax(a, -1)[sure] == np.argmax(b, -1)[sure])) if sure.any() else 1.0
+
+    def logp(z):
+        z = z.astype(np.float64) - z.max(-1, keepdims=True)
+        return z - np.log(np.exp(z).sum(-1, keepdims=True))
+    lb, la = logp(b), logp(a)
+    kl = float(np.mean(np.sum(np.exp(lb) * (lb - la), -1)))
+    return {"argmax_agree": agree, "kl": kl, "n_sure": int(sure.sum())}
+
+
+def _model_case(case: str, tmp: Path) -> dict:
+    import time
+
+    import zinc
+    from zinc.synth import write_model
+
+    preset, ftype = case.split(":")
+    path = tmp / f"{preset}-{ftype}.gguf"
+    write_model(path, preset, ftype=ftype, seed=1)
+    ids = [int(i) for i in np.random.default_rng(2).integers(3, 200, 10)]
+    ref_m = zinc.load(path, backend="cpu", n_ctx=64)
+    vk_m = zinc.load(path, backend="vulkan", n_ctx=64, allow_cpu_adapter=True)
+    out = {}
+    for label, m in (("ref", ref_m), ("vk", vk_m)):
+        t0 = time.perf_counter()
+        cache = m.new_cache()
+        pre = m.forward(ids[:7], cache)
+        s0 = dict(m.ops.stats) if label == "vk" else {}
+        dec = [m.forward([i], cache) for i in ids[7:]]
+        if label == "vk":
+            for key in ("dispatches", "submits"):
+                out[f"{key}_per_decode_step"] = (m.ops.stats[key] - s0[key]) / len(dec)
+        out[label] = np.concatenate([pre, *dec])
+        out[f"{label}_s"] = time.perf_counter() - t0
+    res = _logit_metrics(out["vk"], out["ref"])
+    res.update(dispatches_per_decode_step=out["dispatches_per_decode_step"],
+               submits_per_decode_step=out["submits_per_decode_step"], n_layer=vk_m.config.n_layer,
+               vulkan_s=round(out["vk_s"], 2), cpu_s=round(out["ref_s"], 2))
+    return res
+
+
+def _child(group: str) -> dict:
+    """Run one group of cases on a fresh device; {"unavailable": reason} when there is none."""
+    from zinc.backends import get_backend
+    from zinc.backends.cpu import CpuOps
+    from zinc.errors import BackendUnavailableError
+
+    try:
+        vk = get_backend("vulkan", allow_cpu_adapter=True)
+    except BackendUnavailableError as e:
+        return {"unavailable": str(e)}
+    results: dict = {"adapter": vk.stats["adapter"]}
+    cpu = CpuOps()
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in (KERNEL_CASES if group == "kernels" else MODEL_CASES):
+            try:
+                results[name] = _kernel_case(vk, cpu, name) if group == "kernels" else _model_case(name, Path(tmp))
+            except Exception:  # noqa: BLE001 - reported to the parent, which fails that case
+                results[name] = traceback.format_exc()
+    return results
+
+
+# ------------------------------------------------------------------------------------------ parent side
+
+
+def _run_group(group: str) -> dict:
+    try:
+        import wgpu  # noqa: F401
+    except ImportError:
+        pytest.skip("wgpu is not installed (pip install 'zinc-llm[vulkan]')")
+    env = {**__import__("os").environ, "XDG_RUNTIME_DIR": tempfile.gettempdir()}
+    r = subprocess.run([sys.executable, __file__, group], capture_output=True, text=True, timeout=300, env=env)
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
+    if r.returncode != 0 or not lines:
+        pytest.fail(f"vulkan child ({group}) exited with {r.returncode}:\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}")
+    res = json.loads(lines[-1])
+    if "unavailable" in res:
+        pytest.skip(f"no usable Vulkan adapter: {res['unavailable']}")
+    return res
+
+
+@pytest.fixture(scope="module")
+def kernels() -> dict:
+    return _run_group("kernels")
+
+
+@pytest.fixture(scope="module")
+def models() -> dict:
+    return _run_group("models")
+
+
+@pytest.mark.parametrize("case", KERNEL_CASES)
+def test_kernel_matches_numpy(kernels, case):
+    r = kernels[case]
+    assert not isinstance(r, str), r
+    assert r <= TOL, f"{case}: normalized error {r:.3g} > {TOL}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", MODEL_CASES)
+def test_tiny_model_logits_match_numpy(models, case):
+    r = models[case]
+    assert not isinstance(r, str), r
+    assert r["argmax_agree"] == 1.0, r
+    assert r["kl"] <= 1e-3, r
+    assert r["submits_per_decode_step"] == 1.0, r  # the whole decode step is one command buffer
+
+
+def test_cpu_adapter_needs_explicit_opt_in():
+    """Without allow_cpu_adapter a CPU-only machine gets a clear BackendUnavailableError."""
+    pytest.importorskip("wgpu")
+    code = ("from zinc.backends import get_backend\nfrom zinc.errors import BackendUnavailableError\n"
+            "try:\n    ops = get_backend('vulkan')\n    print('ok', ops.stats['adapter_type'])\n"
+            "except BackendUnavailableError as e:\n    print('unavailable', e)\n")
+    env = {**__import__("os").environ, "XDG_RUNTIME_DIR": tempfile.gettempdir()}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    out = r.stdout.strip()
+    assert out.startswith(("ok", "unavailable")), r.stderr[-2000:]
+    if out.startswith("ok"):
+        assert "CPU" not in out
+    else:
+        assert "allow_cpu_adapter" in out or "no Vulkan" in out
+
+
+if __name__ == "__main__":
+    print(json.dumps(_child(sys.argv[1])), flush=True)
