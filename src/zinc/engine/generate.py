@@ -59,7 +59,42 @@ def sampling_params(*, max_tokens: int | None = DEFAULT_MAX_TOKENS, temperature:
         top_logprobs=top_logprobs)
 
 
-class TextStream:
+class _Stream:
+    """What both streams share: `.usage`, `.finish_reason`, and cancel-on-close (also on garbage collection)."""
+
+    handle: RequestHandle
+
+    @property
+    def result(self) -> Any:
+        raise NotImplementedError
+
+    @property
+    def usage(self) -> Usage:
+        return self.result.usage
+
+    @property
+    def finish_reason(self) -> str:
+        return self.result.finish_reason
+
+    def close(self) -> None:
+        """Cancel the request if it is still running."""
+        if not self.handle.done:
+            self.handle.cancel()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - never raise from a finalizer
+            pass
+
+
+class TextStream(_Stream):
     """Text chunks of one request as they come; afterwards `.result`, `.usage`, `.finish_reason`."""
 
     def __init__(self, handle: RequestHandle) -> None:
@@ -82,33 +117,8 @@ class TextStream:
         return self.result.text
 
     @property
-    def usage(self) -> Usage:
-        return self.result.usage
-
-    @property
-    def finish_reason(self) -> str:
-        return self.result.finish_reason
-
-    @property
     def stats(self) -> RequestStats:
         return self.result.stats
-
-    def close(self) -> None:
-        """Cancel the request if it is still running."""
-        if not self.handle.done:
-            self.handle.cancel()
-
-    def __enter__(self) -> "TextStream":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - never raise from a finalizer
-            pass
 
 
 def _prompt_ids(model: Any, prompt: str | Sequence[int], add_special: bool, parse_special: bool) -> list[int]:
@@ -187,7 +197,7 @@ def _chat_result(gen: GenerationResult, parsed: ParsedOutput, prompt: str) -> Ch
                       gen.usage, gen.stats, prompt, gen)
 
 
-class ChatStream:
+class ChatStream(_Stream):
     """`Delta`s (reasoning / content / one tool call) as they come; afterwards `.result` (a ChatResult)."""
 
     def __init__(self, handle: RequestHandle, parser: OutputParser, prompt: str) -> None:
@@ -220,29 +230,6 @@ class ChatStream:
         assert self._result is not None
         return self._result
 
-    @property
-    def usage(self) -> Usage:
-        return self.result.usage
-
-    @property
-    def finish_reason(self) -> str:
-        return self.result.finish_reason
-
-    def close(self) -> None:
-        if not self.handle.done:
-            self.handle.cancel()
-
-    def __enter__(self) -> "ChatStream":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001
-            pass
 
 
 def chat(model: Any, messages: list[dict], *, tools: list[dict] | None = None, stream: bool = False,
