@@ -20,12 +20,19 @@ import numpy as np
 import pytest
 
 TOL = 2e-5  # normalized max error max|a - b| / max|b| for f32 math in a different order
-KERNEL_CASES = ["matmul_F32", "matmul_F16", "matmul_Q8_0", "matmul_Q4_K", "matmul_Q6_K",
-                "embed_F32", "embed_F16", "embed_Q8_0", "embed_Q4_K", "embed_Q6_K",
+WEIGHT_TYPES = ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q5_0", "Q4_K", "Q5_K", "Q6_K", "MXFP4"]
+KERNEL_CASES = [f"{op}_{t}" for op in ("matmul", "embed") for t in WEIGHT_TYPES] + [
+                "matmul_experts_Q4_K", "matmul_experts_MXFP4", "matmul_experts_Q5_0", "router_topk_softmax",
+                "router_topk_sigmoid", "router_topk_softmax_weight", "weighted_sum", "add_rms_norm",
+                "matmul_glu_silu", "matmul_glu_swiglu_oai", "matmul_glu_gelu", "rope_kv_write",
+                "norm_rope", "norm_rope_kv_write", "matmul_bias", "matmul_experts_bias",
+                "conv1d_causal", "delta_net_recurrent", "delta_net_chunked",
                 "rms_norm", "rms_norm_no_w", "rope_neox", "rope_norm", "attention_gqa", "attention_window",
                 "attention_softcap_sinks", "glu_silu", "glu_gelu", "glu_swiglu_oai", "unary", "add_mul",
                 "scale_softcap", "argmax", "split_slice", "kv_write"]
-MODEL_CASES = ["qwen3-tiny:Q4_K_M", "qwen3-tiny:Q8_0", "llama3-tiny:Q4_K_M", "llama3-tiny:Q8_0"]
+MODEL_CASES = ["qwen3-tiny:Q4_K_M", "qwen3-tiny:Q8_0", "llama3-tiny:Q4_K_M", "llama3-tiny:Q8_0",
+               "qwen3moe-tiny:Q4_K_M", "gpt-oss-tiny:Q4_K_M", "gpt-oss-tiny:MXFP4_MOE",
+               "qwen35-tiny:Q4_K_M", "qwen35moe-tiny:Q4_K_M"]
 
 
 # ------------------------------------------------------------------------------------------ child side
@@ -42,16 +49,24 @@ def _err(a, b) -> float:
     return float(np.abs(a - b).max() / max(np.abs(b).max(), 1e-30))
 
 
-def _weight_case(vk, cpu, rng, name: str) -> float:
+def _qtensor(rng, t: str, shape: tuple[int, ...]):
     from zinc.backends.base import QTensor
     from zinc.gguf.constants import GGMLType
     from zinc.gguf.quants import quantize
 
-    kind, t = name.split("_", 1)
-    K = {"F32": 37, "F16": 37, "Q8_0": 96}.get(t, 512)
-    N = 13
     gt = GGMLType[t]
-    qt = QTensor("w", gt, (N, K), quantize(_rand(rng, N, K, scale=0.1), gt))
+    return QTensor("w", gt, shape, quantize(_rand(rng, *shape, scale=0.1), gt))
+
+
+def _k_for(t: str) -> int:
+    """An odd row length the type allows: not a multiple of 2 for float types, 3 blocks for 32-blocks."""
+    return {"F32": 37, "F16": 37, "BF16": 37}.get(t, 96 if t in ("Q8_0", "Q4_0", "Q5_0", "MXFP4") else 512)
+
+
+def _weight_case(vk, cpu, rng, name: str) -> float:
+    kind, t = name.split("_", 1)
+    K, N = _k_for(t), 13
+    qt = _qtensor(rng, t, (N, K))
     wv, wc = vk.upload(qt), cpu.upload(qt)
     if kind == "embed":
         ids = np.array([5, 0, 12, 5, 7], np.int32)
@@ -136,8 +151,148 @@ def _memory_case(vk, cpu, rng, name: str) -> float:
     return max(_err(C(vck), ck), _err(C(vcv), cv), float(np.any(C(vcp) != cp)))
 
 
+def _bias_case(vk, cpu, rng, name: str) -> float:
+    """matmul + bias row, matmul_experts + the selected experts' bias rows: one dispatch each, and the
+    product without the bias still readable afterwards."""
+    V, C = vk.from_numpy, vk.to_numpy
+    T, K, N = 5, 96, 13
+    x = _rand(rng, T, K)
+    if name == "matmul_bias":
+        qt, b = _qtensor(rng, "Q5_0", (N, K)), _rand(rng, N)
+        wv, wc = vk.upload(qt), cpu.upload(qt)
+        d0 = vk.stats["dispatches"]
+        y = vk.matmul(V(x), wv)
+        got = C(vk.add(y, V(b)))
+        n = vk.stats["dispatches"] - d0
+        return max(_err(got, cpu.add(cpu.matmul(x, wc), b)), float(n != 1), _err(C(y), cpu.matmul(x, wc)))
+    E, k = 6, 2
+    qt, qb = _qtensor(rng, "MXFP4", (E, N, K)), _qtensor(rng, "F32", (E, N))
+    wv, wc, bv, bc = vk.upload(qt), cpu.upload(qt), vk.upload(qb), cpu.upload(qb)
+    ids = np.stack([rng.permutation(E)[:k] for _ in range(T)]).astype(np.int32)
+    vids = V(ids)
+    d0 = vk.stats["dispatches"]
+    y = vk.matmul_experts(V(x), wv, vids)
+    got = C(vk.add(y, vk.embed(bv, vids)))
+    n = vk.stats["dispatches"] - d0
+    ref = cpu.matmul_experts(x, wc, ids)
+    return max(_err(got, cpu.add(ref, cpu.embed(bc, ids))), float(n != 1), _err(C(y), ref))
+
+
+def _moe_case(vk, cpu, rng, name: str) -> float:
+    V, C = vk.from_numpy, vk.to_numpy
+    if name.startswith("router_topk_"):
+        gating = name[len("router_topk_"):]
+        logits = _rand(rng, 5, 19, scale=2.0)
+        logits[1, 4] = logits[1, 11] = 9.0  # a tie: the lower index first
+        errs = []
+        for k, norm_w, scale in ((4, True, 2.5), (3, False, 0.0)):
+            ids, w = vk.router_topk(V(logits), k, gating, norm_w, scale)
+            ri, rw = cpu.router_topk(logits, k, gating, norm_w, scale)
+            errs += [float(np.any(C(ids) != ri)), _err(C(w), rw)]
+        return max(errs)
+    if name == "weighted_sum":
+        x, w = _rand(rng, 3, 5, 41), _rand(rng, 3, 5)
+        return _err(C(vk.weighted_sum(V(x), V(w))), cpu.weighted_sum(x, w))
+    t = name[len("matmul_experts_"):]
+    E, N, K, T, k = 7, 11, _k_for(t), 5, 3
+    qt = _qtensor(rng, t, (E, N, K))
+    wv, wc = vk.upload(qt), cpu.upload(qt)
+    ids = np.stack([rng.permutation(E)[:k] for _ in range(T)]).astype(np.int32)
+    errs = []
+    for x in (_rand(rng, T, K), _rand(rng, T, k, K)):
+        errs.append(_err(C(vk.matmul_experts(V(x), wv, V(ids))), cpu.matmul_experts(x, wc, ids)))
+    return max(errs)
+
+
+def _fused_case(vk, cpu, rng, name: str) -> float:
+    from zinc.backends.base import RopeParams
+
+    V, C = vk.from_numpy, vk.to_numpy
+    if name == "add_rms_norm":
+        x, r, w = _rand(rng, 5, 67), _rand(rng, 5, 67), _rand(rng, 67)
+        (s, y), (rs, ry) = vk.add_rms_norm(V(x), V(r), V(w), 1e-5), cpu.add_rms_norm(x, r, w, 1e-5)
+        return max(_err(C(s), rs), _err(C(y), ry))
+    if name.startswith("matmul_glu_"):
+        act, K, N = name[len("matmul_glu_"):], 512, 21
+        wg, wu = _qtensor(rng, "Q4_K", (N, K)), _qtensor(rng, "Q6_K", (N, K))
+        errs = []
+        for T in (1, 6):
+            x = _rand(rng, T, K, scale=3.0)
+            got = vk.matmul_glu(V(x), vk.upload(wg), vk.upload(wu), act)
+            errs.append(_err(C(got), cpu.matmul_glu(x, cpu.upload(wg), cpu.upload(wu), act)))
+        return max(errs)
+    S, H, D, T = 11, 2, 24, 3
+    ck, cv, cp = _rand(rng, S, H, D), _rand(rng, S, H, D + 2), np.full(S, -1, np.int32)
+    k, v = _rand(rng, T, H, D), _rand(rng, T, H, D + 2)
+    pos, slots = np.array([4, 5, 6], np.int32), np.array([9, 10, 0], np.int32)
+    p = RopeParams(n_dims=16, mode="neox", freq_base=10000.0)
+    vck, vcv, vcp = V(ck), V(cv), vk.full((S,), -1, "i32")
+    yk = vk.rope_kv_write(V(k), V(v), V(pos), p, None, vck, vcv, vcp, V(slots))
+    rk = cpu.rope_kv_write(k, v, pos, p, None, ck, cv, cp, slots)
+    return max(_err(C(yk), rk), _err(C(vck), ck), _err(C(vcv), cv), float(np.any(C(vcp) != cp)))
+
+
+def _recurrent_case(vk, cpu, rng, name: str) -> float:
+    V, C = vk.from_numpy, vk.to_numpy
+    if name == "conv1d_causal":
+        errs = []
+        for T in (1, 2, 6):  # fewer and more tokens than the window
+            x, st, w = _rand(rng, T, 70), _rand(rng, 3, 70), _rand(rng, 70, 4)
+            vst = V(st)
+            y = vk.conv1d_causal(V(x), vst, V(w))
+            errs += [_err(C(y), cpu.conv1d_causal(x, st, w)), _err(C(vst), st)]
+        return max(errs)
+    T, Hk, Hv, S = (1 if name == "delta_net_recurrent" else 7), 2, 4, 40
+    q, k, v = _rand(rng, T, Hk, S, scale=0.3), _rand(rng, T, Hk, S, scale=0.3), _rand(rng, T, Hv, S)
+    g, beta = -rng.uniform(0.01, 1.0, (T, Hv)).astype(np.float32), rng.uniform(0, 1, (T, Hv)).astype(np.float32)
+    st = _rand(rng, Hv, S, S, scale=0.2)
+    vst = V(st)
+    o = getattr(vk, name)(V(q), V(k), V(v), V(g), V(beta), vst)
+    ref = getattr(cpu, name)(q, k, v, g, beta, st)
+    return max(_err(C(o), ref), _err(C(vst), st))
+
+
+def _norm_rope_case(vk, cpu, rng, name: str) -> float:
+    """A per-head rms_norm followed by rope (+ KV write): fused into one dispatch, and the normed
+    value itself still readable afterwards (its deferred dispatch runs on demand)."""
+    from zinc.backends.base import RopeParams
+
+    V, C = vk.from_numpy, vk.to_numpy
+    S, H, D, T = 11, 3, 40, 3
+    x, nw = _rand(rng, T, H, D, scale=2.0), _rand(rng, D)
+    pos, slots = np.array([4, 5, 6], np.int32), np.array([9, 10, 0], np.int32)
+    errs = []
+    for p, w in ((RopeParams(n_dims=24, mode="neox", freq_base=10000.0), nw), (RopeParams(n_dims=40), None)):
+        xn = cpu.rms_norm(x, w, 1e-6)
+        vn = vk.rms_norm(V(x), V(w) if w is not None else None, 1e-6)
+        if name == "norm_rope":
+            d0 = vk.stats["dispatches"]
+            got = C(vk.rope(vn, V(pos), p))
+            errs += [_err(got, cpu.rope(xn, pos, p)), float(vk.stats["dispatches"] - d0 != 1)]
+        else:
+            ck, cv, cp = _rand(rng, S, H, D), _rand(rng, S, H, D + 2), np.full(S, -1, np.int32)
+            v = _rand(rng, T, H, D + 2)
+            vck, vcv, vcp = V(ck), V(cv), vk.full((S,), -1, "i32")
+            got = C(vk.rope_kv_write(vn, V(v), V(pos), p, None, vck, vcv, vcp, V(slots)))
+            ref = cpu.rope_kv_write(xn, v, pos, p, None, ck, cv, cp, slots)
+            errs += [_err(got, ref), _err(C(vck), ck), _err(C(vcv), cv), float(np.any(C(vcp) != cp))]
+        errs.append(_err(C(vn), xn))
+    return max(errs)
+
+
 def _kernel_case(vk, cpu, name: str) -> float:
     rng = np.random.default_rng(zlib.crc32(name.encode()))
+    if name in ("matmul_bias", "matmul_experts_bias"):
+        return _bias_case(vk, cpu, rng, name)
+    if name.startswith(("conv1d", "delta_net")):
+        return _recurrent_case(vk, cpu, rng, name)
+    if name.startswith(("matmul_experts_", "router_topk_", "weighted_sum")):
+        return _moe_case(vk, cpu, rng, name)
+    if name.startswith("norm_rope"):
+        return _norm_rope_case(vk, cpu, rng, name)
+
+    if name.startswith(("matmul_glu_", "add_rms_norm", "rope_kv_write")):
+        return _fused_case(vk, cpu, rng, name)
     if name.startswith(("matmul_", "embed_")):
         return _weight_case(vk, cpu, rng, name)
     if name.startswith("attention"):

@@ -1,20 +1,24 @@
 """The Vulkan/Metal backend: the `Ops` interface on wgpu compute shaders (WGSL in `shaders/`).
 
 Activations are `VkArray`s: a float32 (or int32) storage buffer plus its row-major shape; every op
-allocates its output and records one dispatch into the device's pending command encoder, so a model
-step is one command buffer that is submitted when the host reads a result (`to_numpy`).
+allocates its output and records its dispatch into the device's pending command encoder, so a model
+step is one command buffer that is submitted when the host reads a result (`to_numpy`). Weights are
+repacked at upload (`weights.py`); matmul, matmul over selected experts and embed splice the weight
+type's WGSL dequantizer into their kernel.
 
-Weights are repacked at upload into u32-aligned layouts (WGSL has no 8- or 16-bit storage):
-F32 as is, F16 as pairs per word (rows padded to even length), Q8_0 as 9 words a block (d, 2 zero
-bytes, 32 codes), Q4_K as is (144 bytes = 36 words), Q6_K with 2 zero bytes after each 210-byte
-block (53 words). One WGSL dequantizer per type (`dequant_<type>.wgsl`) yields 32-element chunks
-and is spliced into the matmul and embed kernels.
+Fusion without model changes: the fused ops of `base.py` have kernels (add + rms_norm, matmul + GLU,
+rope + KV write), and a few producers are deferred (`VkArray.pending`) so that their consumer can
+fold them in: a per-head rms_norm into the following rope (or rope + KV write), a matmul into the
+add of its bias row, a matmul over experts into the add of the selected experts' bias rows. A
+deferred dispatch that nothing fuses runs when its buffer is first bound. Inputs of deferred ops are
+activations, which no op rewrites, so running them later gives the same result.
 
 RoPE angles are built on the host by the NumPy backend's `rope_cache` (the positions' host copy
 travels with the array made by `from_numpy`), so the tables equal the reference bit for bit.
-Ops without a kernel yet (conv1d, the delta rule, router top-k, weighted sum) run through the
-NumPy backend on a host copy; `matmul_experts` is not offered and the capability check says so.
-KV caches asked for as f16 are stored as f32.
+Router top-k, the weighted expert sum, causal conv1d and the delta rule run on the GPU, so no step
+syncs with the host (the delta rule's chunked form runs the recurrence token by token inside one
+dispatch). Only router top-k with k > 64 and delta-rule states wider than 256 go through the NumPy
+backend on a host copy. KV caches asked for as f16 are stored as f32.
 """
 
 from __future__ import annotations
@@ -25,25 +29,45 @@ import numpy as np
 
 from zinc.backends.base import BaseOps, QTensor, RopeParams
 from zinc.backends.cpu.ops import CpuOps, rope_cache
-from zinc.backends.vulkan.device import SHADER_DIR, Device, grid
+from zinc.backends.vulkan.device import Device, grid
+from zinc.backends.vulkan.weights import DEQUANT, VkWeight, dequant_src, repack
 from zinc.gguf.constants import GGMLType
 
 _NP = {"f32": np.float32, "f16": np.float32, "i32": np.int32}
-_DEQUANT = {GGMLType.F32: "f32", GGMLType.F16: "f16", GGMLType.Q8_0: "q8_0",
-            GGMLType.Q4_K: "q4_k", GGMLType.Q6_K: "q6_k"}
 _BINARY = {"add": "a + b", "mul": "a * b"}
 _UNARY = {"scale": "x * s", "softcap": "tanh(x * (1.0 / s)) * s", "sigmoid": "1.0 / (1.0 + exp(-x))",
           "silu": "x / (1.0 + exp(-x))", "softplus": "select(log(1.0 + exp(x)), x, x > 20.0)",
           "gelu": "gelu(x)", "gelu_table": "gelu_table(x)"}
 _GLU = {"silu": "g / (1.0 + exp(-g)) * u", "gelu": "gelu(g) * u", "gelu_table": "gelu_table(g) * u",
         "swiglu_oai": "swiglu_oai(g, u)"}
+_GATING = {"softmax": 0, "sigmoid": 1, "softmax_weight": 2}
 
 
 class VkArray:
-    """A device array: buffer, row-major shape, dtype ("f32" or "i32"), optional host copy of the data."""
+    """A device array: buffer, row-major shape, dtype ("f32" or "i32"), optional host copy of the data.
+
+    `pending`: a callable that records the deferred dispatch filling the buffer; it runs the first
+    time `buf` is read. `lazy` says what that dispatch computes, so that the consumer can run one fused
+    kernel instead (leaving this array deferred): ("rms_norm", x, w, eps) for a per-head norm,
+    ("matmul", record_with_bias) and ("experts", ids, record_with_bias) for weight products,
+    ("embed", w, ids) for an expert-bias lookup.
+    """
 
     def __init__(self, buf: Any, shape: tuple[int, ...], dtype: str = "f32", host: np.ndarray | None = None):
-        self.buf, self.shape, self.dtype, self.host = buf, tuple(int(s) for s in shape), dtype, host
+        self._buf, self.shape, self.dtype, self.host = buf, tuple(int(s) for s in shape), dtype, host
+        self.pending: Any = None
+        self.lazy: tuple | None = None
+
+    @property
+    def buf(self) -> Any:
+        if self.pending is not None:
+            record, self.pending = self.pending, None
+            record()
+        return self._buf
+
+    @buf.setter
+    def buf(self, b: Any) -> None:
+        self._buf = b
 
     @property
     def size(self) -> int:
@@ -58,39 +82,6 @@ class VkArray:
         return 4 * self.size
 
 
-class VkWeight:
-    """A weight on the device: repacked words, ggml type, row-major shape and words per row."""
-
-    def __init__(self, qt: QTensor, buf: Any, row_words: int) -> None:
-        self.qt, self.buf, self.row_words = qt, buf, row_words
-        self.shape, self.ggml_type = qt.shape, qt.ggml_type
-
-
-def repack(qt: QTensor) -> tuple[np.ndarray, int]:
-    """(u32-aligned bytes, words per row) of a weight for the WGSL dequantizers."""
-    K, rows = qt.shape[-1], qt.rows()
-    t = qt.ggml_type
-    if t == GGMLType.F32:
-        return rows, K
-    if t == GGMLType.F16:
-        if K % 2:
-            rows = np.concatenate([rows, np.zeros((rows.shape[0], 2), np.uint8)], axis=1)
-        return rows, rows.shape[1] // 4
-    if t == GGMLType.Q4_K:
-        return rows, rows.shape[1] // 4
-    if t in (GGMLType.Q8_0, GGMLType.Q6_K):
-        bsz = 34 if t == GGMLType.Q8_0 else 210
-        blocks = rows.reshape(rows.shape[0], -1, bsz)
-        pad = np.zeros((*blocks.shape[:2], 2), np.uint8)
-        if t == GGMLType.Q8_0:  # d, 2 zero bytes, 32 codes
-            out = np.concatenate([blocks[..., :2], pad, blocks[..., 2:]], axis=2)
-        else:
-            out = np.concatenate([blocks, pad], axis=2)
-        out = out.reshape(rows.shape[0], -1)
-        return out, out.shape[1] // 4
-    raise ValueError(f"no WGSL dequantizer for {t.name}")
-
-
 class VulkanOps(BaseOps):
     """The wgpu implementation of `zinc.backends.base.Ops`."""
 
@@ -102,7 +93,8 @@ class VulkanOps(BaseOps):
         self.dev = Device(allow_cpu_adapter=allow_cpu_adapter)
         self.gelu_mode = gelu
         self._cpu = CpuOps(gelu=gelu)
-        self._dummy = self.dev.buffer(16)
+        self._dummy = self.dev.buffer(16)  # unused read-only bindings
+        self._dummy_w = self.dev.buffer(16)  # unused writable bindings
 
     # -- memory --------------------------------------------------------------------------------------
     def upload(self, qt: QTensor) -> VkWeight:
@@ -129,8 +121,8 @@ class VulkanOps(BaseOps):
         return VkArray(self.dev.buffer_from(a), a.shape, "i32" if dtype == "i32" else "f32")
 
     def capabilities(self) -> dict[str, frozenset[GGMLType]]:
-        types = frozenset(_DEQUANT)
-        return {"embed": types, "matmul": types, "matmul_experts": frozenset()}
+        types = frozenset(DEQUANT)
+        return {"embed": types, "matmul": types, "matmul_experts": types}
 
     def _new(self, shape: tuple[int, ...], dtype: str = "f32") -> VkArray:
         return VkArray(self.dev.buffer(4 * int(np.prod(shape, dtype=np.int64))), shape, dtype)
@@ -168,32 +160,69 @@ class VulkanOps(BaseOps):
         return y
 
     # -- weight ops ----------------------------------------------------------------------------------------
-    def _dequant_src(self, w: VkWeight) -> str:
-        return (SHADER_DIR / f"dequant_{_DEQUANT[w.ggml_type]}.wgsl").read_text()
-
     def embed(self, w: VkWeight, ids: VkArray) -> VkArray:
         K = w.shape[-1]
         T = ids.size
         nchunk = -(-K // 32)
         y = self._new((*ids.shape, K))
         u = self.dev.uniform("IIIIII", w.shape[0], K, T, w.row_words, nchunk, 0)
-        self._run("embed", u, [ids.buf, w.buf, y.buf], grid(-(-T * nchunk // 64)),
-                  {"DEQUANT": self._dequant_src(w)})
+
+        def record() -> None:
+            self._run("embed", u, [ids.buf, w.buf, y._buf], grid(-(-T * nchunk // 64)), {"DEQUANT": dequant_src(w)})
+        if ids.ndim == 2 and w.ggml_type == GGMLType.F32 and len(w.shape) == 2:  # an expert bias: see add()
+            y.pending, y.lazy = record, ("embed", w, ids)
+        else:
+            record()
         return y
 
     def matmul(self, x: VkArray, w: VkWeight) -> VkArray:
+        """Deferred: a following add of a bias row fuses into it (see add())."""
         N, K = w.shape[0], w.shape[-1]
         if len(w.shape) != 2 or x.shape[-1] != K:
             raise ValueError(f"matmul: x {x.shape} does not match weight {w.qt.name} {w.shape}")
         T = x.size // K
         nchunk, n_tiles = -(-K // 32), -(-T // 4)
-        y = self._new((*x.shape[:-1], N))
-        u = self.dev.uniform("IIIIII", N, K, T, w.row_words, nchunk, n_tiles)
-        self._run("matmul", u, [x.buf, w.buf, y.buf], grid(N * n_tiles), {"DEQUANT": self._dequant_src(w)})
+
+        def record(out: VkArray, bias: Any = None) -> VkArray:
+            u = self.dev.uniform("IIIIIII", N, K, T, w.row_words, nchunk, n_tiles, int(bias is not None))
+            bufs = [x.buf, w.buf, out._buf, bias.buf if bias is not None else self._dummy]
+            self._run("matmul", u, bufs, grid(N * n_tiles), {"DEQUANT": dequant_src(w)})
+            return out
+        return self._deferred((*x.shape[:-1], N), record, "matmul")
+
+    def _deferred(self, shape: tuple[int, ...], record: Any, kind: str, *info: Any) -> VkArray:
+        """An output whose producing dispatch `record(out, bias=None)` runs on first use or fused."""
+        y = self._new(shape)
+        y.pending = lambda: record(y)
+        y.lazy = (kind, *info, lambda bias: record(self._new(shape), bias))
         return y
 
-    def matmul_experts(self, x, w, ids):
-        raise NotImplementedError("vulkan: matmul_experts has no kernel yet (see capabilities())")
+    def matmul_experts(self, x: VkArray, w: VkWeight, ids: VkArray) -> VkArray:
+        """Deferred: a following add of the selected experts' bias rows fuses into it (see add())."""
+        E, N, K = w.shape
+        T, k = ids.shape
+        if x.shape[-1] != K or x.size not in (T * K, T * k * K):
+            raise ValueError(f"matmul_experts: x {x.shape}, ids {ids.shape} do not match {w.qt.name} {w.shape}")
+
+        def record(out: VkArray, bias: Any = None) -> VkArray:
+            u = self.dev.uniform("IIIIIIII", N, K, T * k, w.row_words, -(-K // 32), k, int(x.size == T * k * K),
+                                 int(bias is not None))
+            bufs = [x.buf, w.buf, ids.buf, out._buf, bias.buf if bias is not None else self._dummy]
+            self._run("matmul_experts", u, bufs, grid(N * T * k), {"DEQUANT": dequant_src(w)})
+            return out
+        return self._deferred((T, k, N), record, "experts", ids)
+
+    def matmul_glu(self, x: VkArray, w_gate: VkWeight, w_up: VkWeight, act: str) -> VkArray:
+        N, K = w_gate.shape[0], w_gate.shape[-1]
+        if len(w_gate.shape) != 2 or w_gate.shape != w_up.shape or x.shape[-1] != K or act not in _GLU:
+            return super().matmul_glu(x, w_gate, w_up, act)
+        T = x.size // K
+        n_tiles = -(-T // 4)
+        y = self._new((*x.shape[:-1], N))
+        u = self.dev.uniform("IIIIIII", N, K, T, w_gate.row_words, -(-K // 32), n_tiles, w_up.row_words)
+        subs = {"DEQUANT": dequant_src(w_gate), "DEQUANT2": dequant_src(w_up, "2"), "EXPR": _GLU[self._act(act)]}
+        self._run("matmul_glu", u, [x.buf, w_gate.buf, w_up.buf, y.buf], grid(N * n_tiles), subs)
+        return y
 
     # -- elementwise, norms ----------------------------------------------------------------------------------
     def _binary(self, a: VkArray, b: VkArray, op: str) -> VkArray:
@@ -208,6 +237,13 @@ class VulkanOps(BaseOps):
         return y
 
     def add(self, a: VkArray, b: VkArray) -> VkArray:
+        """a + b; a deferred matmul plus its bias row, or deferred experts plus their bias lookup, fuse."""
+        lz = a.lazy if a.pending is not None else None
+        if lz and lz[0] == "matmul" and b.ndim == 1 and b.size == a.shape[-1] and b.dtype == "f32":
+            return lz[-1](b)
+        if (lz and lz[0] == "experts" and b.pending is not None and b.lazy and b.lazy[0] == "embed"
+                and b.lazy[2] is lz[1] and b.shape == a.shape):
+            return lz[-1](b.lazy[1])
         return self._binary(a, b, "add")
 
     def mul(self, a: VkArray, b: VkArray) -> VkArray:
@@ -237,15 +273,35 @@ class VulkanOps(BaseOps):
         rows = x.size // D
         y = self._new(x.shape)
         u = self.dev.uniform("IIIf", D, rows, int(w is not None), eps)
-        self._run("rms_norm", u, [x.buf, (w.buf if w is not None else self._dummy), y.buf], grid(rows))
+
+        def record() -> None:
+            self._run("rms_norm", u, [x.buf, (w.buf if w is not None else self._dummy), y._buf], grid(rows))
+        if x.ndim == 3:  # per-head norm: a following rope may fuse it (see _norm_rope)
+            y.pending, y.lazy = record, ("rms_norm", x, w, eps)
+        else:
+            record()
         return y
 
-    def glu(self, gate: VkArray, up: VkArray, act: str) -> VkArray:
+    def add_rms_norm(self, x: VkArray, r: VkArray, w: VkArray | None, eps: float) -> tuple[VkArray, VkArray]:
+        D = x.shape[-1]
+        if x.shape != r.shape or (w is not None and w.size != D):
+            return super().add_rms_norm(x, r, w, eps)
+        rows = x.size // D
+        s, y = self._new(x.shape), self._new(x.shape)
+        u = self.dev.uniform("IIIf", D, rows, int(w is not None), eps)
+        self._run("add_rms_norm", u, [x.buf, r.buf, (w.buf if w is not None else self._dummy), s.buf, y.buf],
+                  grid(rows))
+        return s, y
+
+    def _act(self, act: str) -> str:
         if act not in _GLU or act == "gelu_table":
             raise ValueError(f"unknown GLU activation {act!r}")
+        return "gelu_table" if act == "gelu" and self.gelu_mode == "table" else act
+
+    def glu(self, gate: VkArray, up: VkArray, act: str) -> VkArray:
+        key = self._act(act)
         if gate.shape != up.shape:
             return super().glu(gate, up, act)
-        key = "gelu_table" if act == "gelu" and self.gelu_mode == "table" else act
         y = self._new(gate.shape)
         self._run("glu", self.dev.uniform("I", y.size), [gate.buf, up.buf, y.buf], grid(-(-y.size // 64)),
                   {"EXPR": _GLU[key]})
@@ -255,11 +311,41 @@ class VulkanOps(BaseOps):
     def _host(self, a: VkArray) -> np.ndarray:
         return a.host if a.host is not None else self.to_numpy(a)
 
-    def rope(self, x: VkArray, pos: VkArray, p: RopeParams, freq_factors: VkArray | None = None) -> VkArray:
+    def _cossin(self, pos: VkArray, p: RopeParams, freq_factors: VkArray | None) -> tuple[np.ndarray, np.ndarray]:
         if p.mode not in ("norm", "neox", "imrope"):
             raise ValueError(f"unknown rope mode {p.mode!r}")
         ff = self._host(freq_factors) if freq_factors is not None else None
-        cos, sin = rope_cache(self._host(pos), p, ff)
+        return rope_cache(self._host(pos), p, ff)
+
+    def _fusable_norm(self, x: VkArray) -> bool:
+        """x is a pending per-head rms_norm of its own rows (so rope can apply the norm itself)."""
+        return x.pending is not None and x.lazy is not None and x.lazy[0] == "rms_norm" and x.lazy[1].shape == x.shape
+
+    def _norm_rope(self, x: VkArray, pos: VkArray, p: RopeParams, freq_factors: VkArray | None,
+                   kv: tuple[VkArray, ...] | None = None) -> VkArray:
+        """rope(rms_norm(src, w)) from the pending norm `x` in one dispatch; kv = (v, cache_k, cache_v,
+        cache_pos, slots) also writes the cache."""
+        _, src, w, eps = x.lazy
+        cos, sin = self._cossin(pos, p, freq_factors)
+        T, H, Dh = x.shape
+        y = self._new(x.shape)
+        v, ck, cv, cp, slots = kv if kv is not None else (None,) * 5
+        Dv = v.size // (T * H) if v is not None else 0
+        u = self.dev.uniform("IIIIIIIIf", T, H, Dh, p.n_dims, int(p.mode != "norm"), int(w is not None),
+                             int(kv is not None), Dv, eps)
+        cs = self.dev.buffer_from(np.concatenate([cos.reshape(-1), sin.reshape(-1)]))
+        rd, wr = self._dummy, self._dummy_w
+        bufs = [src.buf, w.buf if w is not None else rd, cs, *(a.buf if a is not None else rd for a in (v, pos, slots)),
+                y.buf, *(a.buf if a is not None else wr for a in (ck, cv, cp))]
+        self._run("norm_rope", u, bufs, grid(T * H))
+        if cp is not None:
+            cp.host = None
+        return y
+
+    def rope(self, x: VkArray, pos: VkArray, p: RopeParams, freq_factors: VkArray | None = None) -> VkArray:
+        if self._fusable_norm(x):
+            return self._norm_rope(x, pos, p, freq_factors)
+        cos, sin = self._cossin(pos, p, freq_factors)
         T, H, Dh = x.shape
         y = self._new(x.shape)
         u = self.dev.uniform("IIIII", T, H, Dh, p.n_dims, int(p.mode != "norm"))
@@ -274,6 +360,19 @@ class VulkanOps(BaseOps):
         bufs = [k.buf, v.buf, pos.buf, slots.buf, cache_k.buf, cache_v.buf, cache_pos.buf]
         self._run("kv_write", u, bufs, grid(-(-T * max(RK, RV) // 64)))
         cache_pos.host = None
+
+    def rope_kv_write(self, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots):
+        if self._fusable_norm(k) and v.size % (k.shape[0] * k.shape[1]) == 0:
+            return self._norm_rope(k, pos, p, freq_factors, (v, cache_k, cache_v, cache_pos, slots))
+        cos, sin = self._cossin(pos, p, freq_factors)
+        T, H, Dh = k.shape
+        y = self._new(k.shape)
+        u = self.dev.uniform("IIIIII", T, H, Dh, p.n_dims, int(p.mode != "norm"), v.size // T)
+        cs = self.dev.buffer_from(np.concatenate([cos.reshape(-1), sin.reshape(-1)]))
+        bufs = [k.buf, cs, v.buf, pos.buf, slots.buf, y.buf, cache_k.buf, cache_v.buf, cache_pos.buf]
+        self._run("rope_kv_write", u, bufs, grid(-(-T * max(H * Dh, v.size // T) // 64)))
+        cache_pos.host = None
+        return y
 
     def attention(self, q, k, v, q_pos, kv_pos, n_kv, kq_scale, window=0, softcap=0.0, sinks=None):
         T, Hq, Dh = q.shape
@@ -298,20 +397,50 @@ class VulkanOps(BaseOps):
             return tuple(self.from_numpy(o) for o in out)
         return self.from_numpy(out)
 
-    def conv1d_causal(self, x, state, w):
-        return self._via_cpu("conv1d_causal", (x, state, w), inplace=(1,))
+    def conv1d_causal(self, x: VkArray, state: VkArray, w: VkArray) -> VkArray:
+        T, C = x.shape
+        K = w.shape[-1]
+        y = self._new((T, C))
+        self._run("conv1d_causal", self.dev.uniform("III", T, C, K), [x.buf, w.buf, state.buf, y.buf],
+                  grid(-(-C // 64)))
+        state.host = None
+        return y
 
-    def delta_net_recurrent(self, q, k, v, g, beta, state):
-        return self._via_cpu("delta_net_recurrent", (q, k, v, g, beta, state), inplace=(5,))
+    def delta_net_recurrent(self, q: VkArray, k: VkArray, v: VkArray, g: VkArray, beta: VkArray,
+                            state: VkArray) -> VkArray:
+        T, Hv, S = v.shape
+        if S > 256:
+            return self._via_cpu("delta_net_recurrent", (q, k, v, g, beta, state), inplace=(5,))
+        o = self._new((T, Hv, S))
+        scale = float(np.float32(1.0) / np.sqrt(np.float32(S)))
+        u = self.dev.uniform("IIIIf", T, q.shape[1], Hv, S, scale)
+        self._run("delta_net", u, [q.buf, k.buf, v.buf, g.buf, beta.buf, state.buf, o.buf], (Hv, 1, 1))
+        state.host = None
+        return o
 
     def delta_net_chunked(self, q, k, v, g, beta, state, chunk=64):
-        return self._via_cpu("delta_net_chunked", (q, k, v, g, beta, state, chunk), inplace=(5,))
+        """The same function as the recurrence (token-serial inside one dispatch; a chunked kernel is next)."""
+        return self.delta_net_recurrent(q, k, v, g, beta, state)
 
-    def router_topk(self, logits, k, gating, norm_w, w_scale):
-        return self._via_cpu("router_topk", (logits, k, gating, norm_w, w_scale))
+    def router_topk(self, logits: VkArray, k: int, gating: str, norm_w: bool,
+                    w_scale: float) -> tuple[VkArray, VkArray]:
+        if gating not in _GATING:
+            raise ValueError(f"unknown expert gating {gating!r}")
+        if k > 64:
+            return self._via_cpu("router_topk", (logits, k, gating, norm_w, w_scale))
+        E = logits.shape[-1]
+        T = logits.size // E
+        ids, w = self._new((T, k), "i32"), self._new((T, k))
+        scale = float(w_scale) if w_scale and w_scale != 1.0 else 1.0
+        u = self.dev.uniform("IIIIIf", T, E, k, _GATING[gating], int(bool(norm_w)), scale)
+        self._run("router_topk", u, [logits.buf, ids.buf, w.buf], grid(-(-T // 64)))
+        return ids, w
 
-    def weighted_sum(self, x, w):
-        return self._via_cpu("weighted_sum", (x, w))
+    def weighted_sum(self, x: VkArray, w: VkArray) -> VkArray:
+        T, k, D = x.shape
+        y = self._new((T, D))
+        self._run("weighted_sum", self.dev.uniform("III", T, k, D), [x.buf, w.buf, y.buf], grid(-(-T * D // 64)))
+        return y
 
     # -- sampling -------------------------------------------------------------------------------------------
     def argmax(self, x: VkArray) -> VkArray:

@@ -1,10 +1,12 @@
 // y (T, N) = x (T, K) @ W.T for one weight type: a workgroup per (output row, tile of TILE tokens);
 // each thread dequantizes 32-element chunks of the row once and applies them to every token of the tile.
-struct Params { N: u32, K: u32, T: u32, row_words: u32, nchunk: u32, n_tiles: u32 }
+// has_bias = 1 adds BIAS (N) to every row.
+struct Params { N: u32, K: u32, T: u32, row_words: u32, nchunk: u32, n_tiles: u32, has_bias: u32 }
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> X: array<f32>;
 @group(0) @binding(2) var<storage, read> W: array<u32>;
 @group(0) @binding(3) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(4) var<storage, read> BIAS: array<f32>;
 
 const WG: u32 = 64u;
 const TILE: u32 = 4u;
@@ -48,7 +50,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (tid == 0u && in_range) {
         for (var j = 0u; j < TILE; j++) {
             let t = t0 + j;
-            if (t < P.T) { Y[t * P.N + n] = red[j * WG]; }
+            if (t < P.T) { Y[t * P.N + n] = select(red[j * WG], red[j * WG] + BIAS[n], P.has_bias != 0u); }
         }
     }
 }

@@ -1,0 +1,33 @@
+// Q5_K: the raw 176-byte super-block is already 44 words: d|dmin (f16 x2), scales[12], qh[32], qs[128].
+fn wbyte(base: u32, off: u32) -> u32 {
+    return (W[base + off / 4u] >> ((off % 4u) * 8u)) & 0xffu;
+}
+
+fn chunk(row: u32, c: u32) -> array<f32, 32> {
+    var v: array<f32, 32>;
+    let base = row * P.row_words + (c / 8u) * 44u;
+    let sub = c % 8u;  // sub-block: low (even) or high (odd) nibbles of qs[32 * (sub / 2)], qh bit `sub`
+    let dm = unpack2x16float(W[base]);
+    var sc: u32;
+    var m: u32;
+    if (sub < 4u) {
+        sc = wbyte(base, 4u + sub) & 63u;
+        m = wbyte(base, 8u + sub) & 63u;
+    } else {
+        sc = (wbyte(base, 8u + sub) & 0xfu) | ((wbyte(base, sub) >> 6u) << 4u);
+        m = (wbyte(base, 8u + sub) >> 4u) | ((wbyte(base, 4u + sub) >> 6u) << 4u);
+    }
+    let d = dm.x * f32(sc);
+    let mn = dm.y * f32(m);
+    let shift = (sub % 2u) * 4u;
+    let qw = base + 12u + (sub / 2u) * 8u;  // qs start at byte 48 = word 12
+    for (var i = 0u; i < 8u; i++) {
+        let q = W[qw + i] >> shift;
+        let h = W[base + 4u + i] >> sub;  // qh[4i .. 4i + 3] start at byte 16 = word 4
+        for (var j = 0u; j < 4u; j++) {
+            let q5 = ((q >> (8u * j)) & 0xfu) + 16u * ((h >> (8u * j)) & 1u);
+            v[4u * i + j] = d * f32(q5) - mn;
+        }
+    }
+    return v;
+}

@@ -1,0 +1,75 @@
+// rms_norm over each head row (optional weight) fused with the rotary embedding, one workgroup per
+// (token, head) row of x (T, H, Dh); with KV = 1 the rotated rows, V (T, H, Dv) and the positions
+// are also stored in the cache cells `slots` (the K norm + rope + KV write of an attention layer).
+// COSSIN = the cos table (T, n_dims / 2) then the sin table, as rope_kv_write.wgsl.
+struct Params { T: u32, H: u32, Dh: u32, n_dims: u32, neox: u32, has_w: u32, kv: u32, Dv: u32, eps: f32 }
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> X: array<f32>;
+@group(0) @binding(2) var<storage, read> NW: array<f32>;
+@group(0) @binding(3) var<storage, read> COSSIN: array<f32>;
+@group(0) @binding(4) var<storage, read> V: array<f32>;
+@group(0) @binding(5) var<storage, read> POS: array<i32>;
+@group(0) @binding(6) var<storage, read> SLOTS: array<i32>;
+@group(0) @binding(7) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(8) var<storage, read_write> CK: array<f32>;
+@group(0) @binding(9) var<storage, read_write> CV: array<f32>;
+@group(0) @binding(10) var<storage, read_write> CP: array<i32>;
+
+var<workgroup> red: array<f32, 64>;
+
+fn xn(base: u32, d: u32, r: f32) -> f32 {
+    var y = X[base + d] * r;
+    if (P.has_w != 0u) { y *= NW[d]; }
+    return y;
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) tid: u32) {
+    let row = wid.x + wid.y * nwg.x;
+    let live = row < P.T * P.H;
+    let base = row * P.Dh;
+    var acc = 0.0;
+    if (live) {
+        for (var i = tid; i < P.Dh; i += 64u) { let v = X[base + i]; acc += v * v; }
+    }
+    red[tid] = acc;
+    workgroupBarrier();
+    for (var k = 32u; k > 0u; k >>= 1u) {
+        if (tid < k) { red[tid] += red[tid + k]; }
+        workgroupBarrier();
+    }
+    if (!live) { return; }
+    let r = 1.0 / sqrt(red[0] / f32(P.Dh) + P.eps);
+    let t = row / P.H;
+    let h = row % P.H;
+    let half = P.n_dims / 2u;
+    let s = u32(SLOTS[t * P.kv]);
+    for (var d = tid; d < P.Dh; d += 64u) {
+        var y: f32;
+        if (d >= P.n_dims) {
+            y = xn(base, d, r);
+        } else {
+            var j: u32;
+            var i0: u32;
+            var i1: u32;
+            var second: bool;
+            if (P.neox != 0u) {
+                j = d % half; i0 = j; i1 = j + half; second = d >= half;
+            } else {
+                j = d / 2u; i0 = 2u * j; i1 = 2u * j + 1u; second = (d % 2u) == 1u;
+            }
+            let c = COSSIN[t * half + j];
+            let sn = COSSIN[P.T * half + t * half + j];
+            let x0 = xn(base, i0, r);
+            let x1 = xn(base, i1, r);
+            y = select(x0 * c - x1 * sn, x0 * sn + x1 * c, second);
+        }
+        Y[base + d] = y;
+        if (P.kv != 0u) { CK[(s * P.H + h) * P.Dh + d] = y; }
+    }
+    if (P.kv != 0u) {
+        for (var d = tid; d < P.Dv; d += 64u) { CV[(s * P.H + h) * P.Dv + d] = V[row * P.Dv + d]; }
+        if (h == 0u && tid == 0u) { CP[s] = POS[t]; }
+    }
+}

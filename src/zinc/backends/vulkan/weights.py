@@ -1,0 +1,59 @@
+"""Weights on the wgpu device: the repacking at upload and the WGSL dequantizer of each ggml type.
+
+WGSL has no 8- or 16-bit storage, so every block is made u32-aligned at upload: F32 as is; F16 and
+BF16 as pairs per word (rows padded to an even length); Q4_K (144 bytes) and Q5_K (176 bytes) as
+is; Q8_0, Q4_0, Q5_0 with 2 zero bytes after the f16 scale (9, 5, 6 words a block); MXFP4 with 3
+zero bytes after the exponent byte (5 words); Q6_K with 2 zero bytes after each 210-byte block
+(53 words). One WGSL dequantizer per type (`shaders/dequant_<type>.wgsl`) yields 32-element
+chunks of a row and is spliced into the matmul, matmul-experts and embed kernels.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from zinc.backends.base import QTensor
+from zinc.backends.vulkan.device import SHADER_DIR
+from zinc.gguf.constants import GGMLType
+
+DEQUANT = {GGMLType.F32: "f32", GGMLType.F16: "f16", GGMLType.BF16: "bf16", GGMLType.Q8_0: "q8_0",
+           GGMLType.Q4_0: "q4_0", GGMLType.Q5_0: "q5_0", GGMLType.Q4_K: "q4_k", GGMLType.Q5_K: "q5_k",
+           GGMLType.Q6_K: "q6_k", GGMLType.MXFP4: "mxfp4"}
+# block bytes, where zero padding goes inside the block, how many zero bytes
+_PAD = {GGMLType.Q8_0: (34, 2, 2), GGMLType.Q4_0: (18, 2, 2), GGMLType.Q5_0: (22, 2, 2),
+        GGMLType.MXFP4: (17, 1, 3), GGMLType.Q6_K: (210, 210, 2)}
+
+
+class VkWeight:
+    """A weight on the device: repacked words, ggml type, row-major shape and words per row."""
+
+    def __init__(self, qt: QTensor, buf: Any, row_words: int) -> None:
+        self.qt, self.buf, self.row_words = qt, buf, row_words
+        self.shape, self.ggml_type = qt.shape, qt.ggml_type
+
+
+def repack(qt: QTensor) -> tuple[np.ndarray, int]:
+    """(u32-aligned bytes (n_rows, row bytes), words per row) of a weight for the WGSL dequantizers."""
+    rows, t = qt.rows(), qt.ggml_type
+    if t not in DEQUANT:
+        raise ValueError(f"no WGSL dequantizer for {t.name}")
+    if t in (GGMLType.F16, GGMLType.BF16) and qt.shape[-1] % 2:
+        rows = np.concatenate([rows, np.zeros((rows.shape[0], 2), np.uint8)], axis=1)
+    if t in _PAD:
+        bsz, at, n = _PAD[t]
+        blocks = rows.reshape(rows.shape[0], -1, bsz)
+        pad = np.zeros((*blocks.shape[:2], n), np.uint8)
+        rows = np.concatenate([blocks[..., :at], pad, blocks[..., at:]], axis=2).reshape(rows.shape[0], -1)
+    return rows, rows.shape[1] // 4
+
+
+def dequant_src(w: VkWeight, suffix: str = "") -> str:
+    """The WGSL dequantizer of `w`'s type; a suffix renames its buffer, row stride and functions."""
+    src = (SHADER_DIR / f"dequant_{DEQUANT[w.ggml_type]}.wgsl").read_text()
+    if suffix:
+        src = (src.replace("W[", f"W{suffix}[").replace("P.row_words", f"P.row_words{suffix}")
+               .replace("fn chunk(", f"fn chunk{suffix}(").replace("wbyte(", f"wbyte{suffix}(")
+               .replace("FP4", f"FP4{suffix}"))
+    return src
