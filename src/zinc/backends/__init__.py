@@ -21,13 +21,19 @@ def _cpu(**options: Any) -> Ops:
     return CpuOps(**options)
 
 
+def _cuda(**options: Any) -> Ops:
+    from zinc.backends.cuda import make_cuda_ops
+
+    return make_cuda_ops(**options)
+
+
 def _vulkan(**options: Any) -> Ops:
     from zinc.backends.vulkan import VulkanOps
 
     return VulkanOps(**options)
 
 
-_FACTORIES: dict[str, Callable[..., Ops]] = {"cpu": _cpu, "vulkan": _vulkan}
+_FACTORIES: dict[str, Callable[..., Ops]] = {"cpu": _cpu, "cuda": _cuda, "vulkan": _vulkan}
 
 
 def register_backend(name: str, factory: Callable[..., Ops]) -> None:

@@ -1,0 +1,84 @@
+"""CUDA-graph capture and replay of the single-token decode step.
+
+A graph is captured per (forward, weights, cache, last_only) the first time a one-token step runs
+on that cache: the step runs eagerly once (its result is the real one, and it compiles every
+kernel), then the same step is captured with static token and position buffers. Later steps copy
+their token id and position into those buffers (device to device, no host sync) and replay.
+The graph bakes in the addresses of the cache tensors; if any changed (a cache rebuilt its
+positions by assignment), the graph is captured again. Captured ops read the extent of the
+attention and the KV cells to write from the position buffer (see `CudaOps.capturing`).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+MAX_GRAPHS = 8
+
+
+@dataclass
+class _Captured:
+    graph: torch.cuda.CUDAGraph
+    tokens: torch.Tensor
+    pos: torch.Tensor
+    out: torch.Tensor
+    signature: tuple
+
+
+def cache_signature(cache: Any) -> tuple:
+    """The device addresses a captured step reads or writes in `cache`."""
+    sig = []
+    for layer in cache.layers:
+        if layer is None:
+            continue
+        for name in ("k", "v", "pos", "conv", "ssm"):
+            t = getattr(layer, name, None)
+            if isinstance(t, torch.Tensor):
+                sig.append(t.data_ptr())
+    return tuple(sig)
+
+
+class DecodeGraphs:
+    """An LRU of captured decode steps of one `CudaOps`."""
+
+    def __init__(self, ops: Any) -> None:
+        self.ops = ops
+        self.pool = torch.cuda.graph_pool_handle()
+        self.graphs: "OrderedDict[tuple, _Captured]" = OrderedDict()
+        self.captures = 0
+
+    def run(self, forward, cfg, weights, batch, cache) -> torch.Tensor:
+        key = (id(forward), id(cfg), id(weights), id(cache), bool(batch.last_only))
+        g = self.graphs.get(key)
+        if g is not None and g.signature == cache_signature(cache):
+            self.graphs.move_to_end(key)
+            g.tokens.copy_(batch.tokens.reshape(g.tokens.shape), non_blocking=True)
+            g.pos.copy_(batch.pos.reshape(g.pos.shape), non_blocking=True)
+            g.graph.replay()
+            return g.out
+        out, g = self._capture(forward, cfg, weights, batch, cache)
+        self.graphs[key] = g
+        while len(self.graphs) > MAX_GRAPHS:
+            self.graphs.popitem(last=False)
+        return out
+
+    def _capture(self, forward, cfg, weights, batch, cache) -> tuple[torch.Tensor, _Captured]:
+        from dataclasses import replace
+
+        tokens, pos = batch.tokens.clone(), batch.pos.clone()
+        static = replace(batch, tokens=tokens, pos=pos)
+        eager = forward(self.ops, cfg, weights, static, cache).clone()
+        torch.cuda.synchronize(self.ops.device)
+        graph = torch.cuda.CUDAGraph()
+        self.ops.capturing = True
+        try:
+            with torch.cuda.graph(graph, pool=self.pool):
+                out = forward(self.ops, cfg, weights, static, cache)
+        finally:
+            self.ops.capturing = False
+        self.captures += 1
+        return eager, _Captured(graph, tokens, pos, out, cache_signature(cache))

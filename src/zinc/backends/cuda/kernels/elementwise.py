@@ -1,0 +1,126 @@
+"""Row kernels: RMS norm (optionally times a weight), rope (NEOX / IMROPE and NORM pair layouts)
+and the GLU activations. Inputs are contiguous f32; every kernel writes a fresh output."""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def rms_norm_kernel(x, w, out, res, sum_out, D, eps, HAS_W: tl.constexpr, HAS_RES: tl.constexpr,
+                    BD: tl.constexpr):
+    """out[r] = v / sqrt(mean(v^2) + eps) (* w) with v = x[r] (+ res[r], then stored to sum_out); grid (rows,)."""
+    row = tl.program_id(0).to(tl.int64)
+    o = tl.arange(0, BD)
+    m = o < D
+    v = tl.load(x + row * D + o, mask=m, other=0.0)
+    if HAS_RES:
+        v = v + tl.load(res + row * D + o, mask=m, other=0.0)
+        tl.store(sum_out + row * D + o, v, mask=m)
+    ms = tl.sum(v * v, axis=0) / D
+    y = v * (1.0 / tl.sqrt(ms + eps))
+    if HAS_W:
+        y = y * tl.load(w + o, mask=m, other=0.0)
+    tl.store(out + row * D + o, y, mask=m)
+
+
+@triton.jit
+def rope_kernel(x, pos, c, out, H, Dh, mscale, NDIMS: tl.constexpr, NEOX: tl.constexpr,
+                BH: tl.constexpr, HP: tl.constexpr):
+    """Rotate the first NDIMS dims of x (T, H, Dh) by angle pos[t] * c[i] for pair i; grid (T,).
+
+    NEOX pairs (i, i + NDIMS/2), NORM pairs (2i, 2i+1); dims past NDIMS are copied."""
+    t = tl.program_id(0)
+    half: tl.constexpr = NDIMS // 2
+    i = tl.arange(0, HP)[None, :]
+    h = tl.arange(0, BH)[:, None]
+    hm = (h < H) & (i < half)
+    p = tl.load(pos + t).to(tl.float32)
+    th = p * tl.load(c + i, mask=i < half, other=0.0)
+    cs = tl.cos(th) * mscale
+    sn = tl.sin(th) * mscale
+    if NEOX:
+        i0 = i
+        i1 = i + half
+    else:
+        i0 = 2 * i
+        i1 = 2 * i + 1
+    base = t.to(tl.int64) * H * Dh + h * Dh
+    x0 = tl.load(x + base + i0, mask=hm, other=0.0)
+    x1 = tl.load(x + base + i1, mask=hm, other=0.0)
+    tl.store(out + base + i0, x0 * cs - x1 * sn, mask=hm)
+    tl.store(out + base + i1, x0 * sn + x1 * cs, mask=hm)
+
+
+@triton.jit
+def glu_kernel(g, u, out, n, ACT: tl.constexpr, BLOCK: tl.constexpr):
+    """out = act(g) * u elementwise; ACT 0 silu, 1 gelu (tanh), 2 swiglu_oai; grid (cdiv(n, BLOCK),)."""
+    o = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    m = o < n
+    a = tl.load(g + o, mask=m, other=0.0)
+    b = tl.load(u + o, mask=m, other=0.0)
+    if ACT == 0:
+        y = a / (1.0 + tl.exp(-a)) * b
+    elif ACT == 1:
+        inner = 0.7978845608028654 * a * (1.0 + 0.044715 * a * a)
+        th = 2.0 / (1.0 + tl.exp(-2.0 * inner)) - 1.0
+        y = 0.5 * a * (1.0 + th) * b
+    else:
+        xa = tl.minimum(a, 7.0)
+        yb = tl.minimum(tl.maximum(b, -7.0), 7.0)
+        y = xa / (1.0 + tl.exp(-1.702 * xa)) * (yb + 1.0)
+    tl.store(out + o, y, mask=m)
+
+
+GLU_ACTS = {"silu": 0, "gelu": 1, "swiglu_oai": 2}
+
+
+def rms_norm(x, w, eps: float, out, res=None, sum_out=None) -> None:
+    """out = rms_norm(x (+ res)) (* w); with `res`, x + res is also stored to `sum_out`."""
+    d = x.shape[-1]
+    rows = x.numel() // d
+    rms_norm_kernel[(rows,)](x, w if w is not None else x, out, res if res is not None else x,
+                             sum_out if sum_out is not None else out, d, eps, HAS_W=w is not None,
+                             HAS_RES=res is not None, BD=triton.next_power_of_2(d),
+                             num_warps=4 if d >= 1024 else 1)
+
+
+@triton.jit
+def kv_write_kernel(k, v, pos, slots, ck, cv, cpos, S, NK, NV, FROM_POS: tl.constexpr, BK: tl.constexpr,
+                    BV: tl.constexpr):
+    """Cell c of token t (slots[t], or pos[t] % S): ck[c] = k[t], cv[c] = v[t], cpos[c] = pos[t]; grid (T,)."""
+    t = tl.program_id(0)
+    p = tl.load(pos + t)
+    if FROM_POS:
+        c = (p % S).to(tl.int64)
+    else:
+        c = tl.load(slots + t).to(tl.int64)
+    ok = tl.arange(0, BK)
+    ov = tl.arange(0, BV)
+    kv = tl.load(k + t * NK + ok, mask=ok < NK)
+    tl.store(ck + c * NK + ok, kv.to(ck.dtype.element_ty), mask=ok < NK)
+    vv = tl.load(v + t * NV + ov, mask=ov < NV)
+    tl.store(cv + c * NV + ov, vv.to(cv.dtype.element_ty), mask=ov < NV)
+    tl.store(cpos + c, p)
+
+
+def kv_write(k, v, pos, slots, ck, cv, cpos, from_pos: bool) -> None:
+    """k (T, Hkv, Dk), v (T, Hkv, Dv) contiguous into the cache cells of each token."""
+    t = k.shape[0]
+    nk, nv = k[0].numel(), v[0].numel()
+    kv_write_kernel[(t,)](k, v, pos, slots if slots is not None else pos, ck, cv, cpos, ck.shape[0], nk, nv,
+                          FROM_POS=from_pos, BK=triton.next_power_of_2(nk), BV=triton.next_power_of_2(nv),
+                          num_warps=4)
+
+
+def rope(x, pos, c, mscale: float, n_dims: int, neox: bool, out) -> None:
+    t, h, dh = x.shape
+    rope_kernel[(t,)](x, pos, c, out, h, dh, mscale, NDIMS=n_dims, NEOX=neox,
+                      BH=triton.next_power_of_2(h),
+                      HP=triton.next_power_of_2(max(1, n_dims // 2)), num_warps=4)
+
+
+def glu(g, u, act: str, out, block: int = 1024) -> None:
+    n = g.numel()
+    glu_kernel[(triton.cdiv(n, block),)](g, u, out, n, ACT=GLU_ACTS[act], BLOCK=block, num_warps=4)

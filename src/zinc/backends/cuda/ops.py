@@ -1,0 +1,289 @@
+"""The CUDA backend: torch tensors on one GPU, Triton kernels for the hot ops, CUDA-graph decode.
+
+Activations are f32 torch tensors on the device. Weights are `CudaWeight`s (raw GGUF blocks
+repacked at upload). `matmul` runs the fused dequantize-matvec kernel for a few rows (decode) and
+dequantizes to f16 + a tensor-core matmul for more (prefill); rms_norm, rope, the GLUs and decode
+attention are Triton kernels; prefill attention is torch SDPA (an explicit f32 path with softcap or
+sinks). Everything else is a torch op on the device: no op falls back to the host. Expert matmuls
+and recurrent layers are not implemented yet: `capabilities()` lists no type for `matmul_experts`,
+and uploading a recurrent layer's weight raises BackendUnavailableError, so such models fail at
+load (and `--backend auto` moves on to the next backend).
+
+`run_step` (called by `Model.forward`) replays a CUDA graph of the whole single-token step
+(`graph.DecodeGraphs`); while a graph is being captured, `kv_write` takes each cell from the
+position (pos % cells, as `KVCache.begin` does) and attention reads its extent from the positions,
+so the captured step is right at every later position.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from zinc.backends.base import BaseOps, QTensor, RopeParams
+from zinc.errors import BackendUnavailableError
+from zinc.backends.cpu.ops import imrope_text_mask, yarn_corr_dims
+from zinc.backends.cuda.kernels import attention as kattn
+from zinc.backends.cuda.kernels import elementwise as kel
+from zinc.backends.cuda.kernels import matvec as kmv
+from zinc.backends.cuda.kernels import quant as kq
+from zinc.backends.cuda.weights import SUPPORTED, CudaWeight
+from zinc.gguf.constants import GGMLType
+
+_DTYPES = {"f32": torch.float32, "f16": torch.float16, "i32": torch.int32}
+MATVEC_MAX_ROWS = 4  # up to this many rows a matmul is a fused dequant-matvec, past it dequant + GEMM
+DECODE_ATTN_MAX_ROWS = 16
+
+
+class CudaOps(BaseOps):
+    """`zinc.backends.base.Ops` on torch + Triton. Options: device, kv_dtype, graphs."""
+
+    name = "cuda"
+
+    def __init__(self, device: str | int | None = None, kv_dtype: str = "f16", graphs: bool = True) -> None:
+        self.device = torch.device(device if device is not None else "cuda")
+        if self.device.type == "cuda":
+            self.device_name = torch.cuda.get_device_name(self.device)
+        else:
+            self.device_name = str(self.device)
+        self.kv_dtype = kv_dtype
+        self.graphs_enabled = graphs
+        self.capturing = False
+        self._rope: dict[tuple, tuple[torch.Tensor, float]] = {}
+        self._graphs: Any = None
+
+    # -- memory ----------------------------------------------------------------------------------
+    def upload(self, qt: QTensor) -> CudaWeight:
+        if ".ssm_" in qt.name:  # a weight only recurrent (Gated DeltaNet) layers read
+            raise BackendUnavailableError(f"backend 'cuda' has no recurrent-layer ops yet ({qt.name})")
+        return CudaWeight(qt, self.device)
+
+    def from_numpy(self, a: np.ndarray) -> torch.Tensor:
+        return torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
+
+    def copy_from_numpy(self, dst: torch.Tensor, a: np.ndarray) -> None:
+        """Overwrite `dst` in place (its address stays, so captured graphs keep seeing it)."""
+        dst.copy_(torch.from_numpy(np.ascontiguousarray(a)).view(dst.shape))
+
+    def to_numpy(self, x: torch.Tensor) -> np.ndarray:
+        return x.detach().cpu().numpy()
+
+    def zeros(self, shape: tuple[int, ...], dtype: str) -> torch.Tensor:
+        return torch.zeros(shape, dtype=_DTYPES[dtype], device=self.device)
+
+    def full(self, shape: tuple[int, ...], value: float, dtype: str) -> torch.Tensor:
+        return torch.full(shape, value, dtype=_DTYPES[dtype], device=self.device)
+
+    def capabilities(self) -> dict[str, frozenset[GGMLType]]:
+        return {"embed": SUPPORTED, "matmul": SUPPORTED, "matmul_experts": frozenset()}
+
+    # -- shapes ------------------------------------------------------------------------------------
+    def reshape(self, x: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
+        return x.reshape(shape)
+
+    def split(self, x: torch.Tensor, sizes: Iterable[int]) -> list[torch.Tensor]:
+        return [p.contiguous() for p in torch.split(x, list(sizes), dim=-1)]
+
+    def slice_rows(self, x: torch.Tensor, start: int, stop: int) -> torch.Tensor:
+        return x[start:stop]
+
+    # -- weight ops ----------------------------------------------------------------------------------
+    def embed(self, w: CudaWeight, ids: torch.Tensor) -> torch.Tensor:
+        flat = ids.reshape(-1)
+        if not w.quantized:
+            out = w.dense[flat.long()].float()
+        else:
+            out = torch.empty((flat.shape[0], w.k), dtype=torch.float32, device=self.device)
+            kq.dequant(w.parts, int(w.ggml_type), flat.shape[0], w.k, out, rows=flat)
+        return out.reshape(*ids.shape, w.k)
+
+    def matmul(self, x: torch.Tensor, w: CudaWeight) -> torch.Tensor:
+        lead = x.shape[:-1]
+        x2 = x.reshape(-1, w.k).float().contiguous()
+        t = x2.shape[0]
+        if not w.quantized:
+            if w.dense.dtype == torch.float32:
+                y = x2 @ w.dense.t()
+            else:
+                y = (x2.to(w.dense.dtype) @ w.dense.t()).float()
+        elif t <= MATVEC_MAX_ROWS:
+            y = torch.empty((t, w.rows), dtype=torch.float32, device=self.device)
+            kmv.matvec(x2, w.parts, int(w.ggml_type), w.rows, w.k, y)
+        else:
+            wt = self.dequantize(w, torch.float16)
+            y = (x2.half() @ wt.t()).float()
+        return y.reshape(*lead, w.rows)
+
+    def dequantize(self, w: CudaWeight, dtype: torch.dtype = torch.float16) -> torch.Tensor:
+        """The whole weight as a (rows, K) tensor of `dtype` (a fresh buffer)."""
+        if not w.quantized:
+            return w.dense.to(dtype)
+        out = torch.empty((w.rows, w.k), dtype=dtype, device=self.device)
+        kq.dequant(w.parts, int(w.ggml_type), w.rows, w.k, out)
+        return out
+
+    def matmul_experts(self, x, w, ids):
+        raise NotImplementedError("cuda backend: matmul_experts is not implemented yet")
+
+    # -- elementwise, norms ----------------------------------------------------------------------------
+    def add(self, a, b):
+        return torch.add(a, b)
+
+    def mul(self, a, b):
+        return torch.mul(a, b)
+
+    def scale(self, x, s):
+        return x * float(s)
+
+    def softcap(self, x, cap):
+        return torch.tanh(x * (1.0 / cap)) * cap
+
+    def rms_norm(self, x, w, eps):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        kel.rms_norm(x, w, float(eps), out)
+        return out
+
+    def add_rms_norm(self, x, r, w, eps):
+        x, r = x.contiguous(), r.contiguous()
+        s, out = torch.empty_like(x), torch.empty_like(x)
+        kel.rms_norm(x, w, float(eps), out, res=r, sum_out=s)
+        return s, out
+
+    def glu(self, gate, up, act):
+        if act not in kel.GLU_ACTS:
+            raise ValueError(f"unknown GLU activation {act!r}")
+        gate, up = gate.contiguous(), up.contiguous()
+        out = torch.empty_like(gate)
+        kel.glu(gate, up, act, out)
+        return out
+
+    def unary(self, x, fn):
+        if fn == "sigmoid":
+            return torch.sigmoid(x)
+        if fn == "silu":
+            return F.silu(x)
+        if fn == "softplus":
+            return torch.where(x > 20, x, torch.log1p(torch.exp(x)))
+        if fn == "gelu":
+            return F.gelu(x, approximate="tanh")
+        raise ValueError(f"unknown unary function {fn!r}")
+
+    # -- attention ---------------------------------------------------------------------------------------
+    def rope(self, x, pos, p: RopeParams, freq_factors=None):
+        c, mscale = self._rope_factors(p, freq_factors)
+        x = x.contiguous()
+        out = x.clone() if p.n_dims < x.shape[-1] else torch.empty_like(x)
+        kel.rope(x, pos, c, mscale, p.n_dims, p.mode in ("neox", "imrope"), out)
+        return out
+
+    def _rope_factors(self, p: RopeParams, freq_factors) -> tuple[torch.Tensor, float]:
+        """Per pair i: angle = pos * c[i] (theta_scale^i, freq factors, freq scale, YaRN ramp, IMROPE)."""
+        key = (p, None if freq_factors is None else freq_factors.data_ptr())
+        hit = self._rope.get(key)
+        if hit is None:
+            hit = self._rope[key] = rope_factors(p, None if freq_factors is None else self.to_numpy(freq_factors),
+                                                 self.device)
+        return hit
+
+    def kv_write(self, cache_k, cache_v, cache_pos, k, v, pos, slots):
+        kel.kv_write(k.contiguous(), v.contiguous(), pos, slots, cache_k, cache_v, cache_pos, self.capturing)
+
+    def attention(self, q, k, v, q_pos, kv_pos, n_kv, kq_scale, window=0, softcap=0.0, sinks=None):
+        T, Hq, _ = q.shape
+        if T <= DECODE_ATTN_MAX_ROWS:
+            out = torch.empty((T, Hq, v.shape[2]), dtype=torch.float32, device=self.device)
+            nsplit = 16 if k.shape[0] < 2048 else 32 if k.shape[0] < 8192 else 64  # static per cache size
+            scratch = (torch.empty((T * Hq * nsplit,), dtype=torch.float32, device=self.device),
+                       torch.empty((T * Hq * nsplit,), dtype=torch.float32, device=self.device),
+                       torch.empty((T * Hq * nsplit, v.shape[2]), dtype=torch.float32, device=self.device))
+            n = k.shape[0] if self.capturing else int(n_kv)
+            kattn.decode_attention(q.contiguous(), k, v, q_pos, kv_pos, n, float(kq_scale), int(window),
+                                   float(softcap), sinks, scratch, out, nsplit=nsplit)
+            return out
+        return prefill_attention(q, k, v, q_pos, kv_pos, int(n_kv), kq_scale, window, softcap, sinks)
+
+    # -- recurrent layers (not yet on this backend) ---------------------------------------------------
+    def conv1d_causal(self, x, state, w):
+        raise NotImplementedError("cuda backend: recurrent layers are not implemented yet")
+
+    def delta_net_recurrent(self, q, k, v, g, beta, state):
+        raise NotImplementedError("cuda backend: recurrent layers are not implemented yet")
+
+    def delta_net_chunked(self, q, k, v, g, beta, state, chunk=64):
+        raise NotImplementedError("cuda backend: recurrent layers are not implemented yet")
+
+    # -- mixture of experts, sampling -----------------------------------------------------------------------
+    def router_topk(self, logits, k, gating, norm_w, w_scale):
+        raise NotImplementedError("cuda backend: mixture of experts is not implemented yet")
+
+    def weighted_sum(self, x, w):
+        return (x * w[..., None]).sum(dim=1)
+
+    def argmax(self, x):
+        return torch.argmax(x, dim=-1).to(torch.int32)
+
+    # -- the graph-captured decode step --------------------------------------------------------------------
+    def run_step(self, forward, cfg, weights, batch, cache):
+        """One model step; single-token steps replay a captured CUDA graph (see graph.py)."""
+        if batch.n != 1 or not self.graphs_enabled or self.device.type != "cuda":
+            return forward(self, cfg, weights, batch, cache)
+        if self._graphs is None:
+            from zinc.backends.cuda.graph import DecodeGraphs
+
+            self._graphs = DecodeGraphs(self)
+        return self._graphs.run(forward, cfg, weights, batch, cache)
+
+
+def rope_factors(p: RopeParams, freq_factors: np.ndarray | None, device) -> tuple[torch.Tensor, float]:
+    """(c (n_dims/2,) f32 on the device, mscale): rope_cache's angles as pos * c[i]."""
+    half = p.n_dims // 2
+    c = np.empty(half, np.float32)
+    t = np.float32(1.0)
+    ts = np.power(np.float32(p.freq_base), np.float32(-2.0) / np.float32(p.n_dims))
+    for i in range(half):
+        c[i] = t
+        t = np.float32(t * ts)
+    if p.mode == "imrope":
+        c = c * imrope_text_mask(p.sections, half)
+    if freq_factors is not None:
+        c = c / freq_factors[:half].astype(np.float32)
+    mscale = float(p.attn_factor)
+    interp = np.float32(p.freq_scale) * c
+    if p.ext_factor != 0.0:
+        lo, hi = yarn_corr_dims(p)
+        y = (np.arange(half, dtype=np.float32) - lo) / np.float32(max(0.001, hi - lo))
+        ramp = (1 - np.minimum(1, np.maximum(0, y))) * np.float32(p.ext_factor)
+        interp = interp * (1 - ramp) + c * ramp
+        mscale *= 1.0 + 0.1 * math.log(1.0 / p.freq_scale)
+    return torch.from_numpy(interp.astype(np.float32)).to(device), mscale
+
+
+def prefill_attention(q, k, v, q_pos, kv_pos, n_kv, kq_scale, window, softcap, sinks):
+    """Many query rows: torch SDPA on f16 (explicit f32 math with softcap or sinks); (T, Hq, DV) f32."""
+    T, Hq, _ = q.shape
+    k, v, kp = k[:n_kv], v[:n_kv], kv_pos[:n_kv].long()
+    r = Hq // k.shape[1]
+    d = q_pos.long()[:, None] - kp[None, :]
+    vis = (kp[None, :] >= 0) & (d >= 0)
+    if window:
+        vis &= d < window
+    kh = k.permute(1, 0, 2).repeat_interleave(r, dim=0)  # (Hq, S, D)
+    vh = v.permute(1, 0, 2).repeat_interleave(r, dim=0)
+    qh = q.permute(1, 0, 2)  # (Hq, T, D)
+    if not softcap and sinks is None:
+        o = F.scaled_dot_product_attention(qh.half()[None], kh.half()[None], vh.half()[None],
+                                           attn_mask=vis[None, None], scale=float(kq_scale))[0]
+        return o.float().permute(1, 0, 2).contiguous()
+    s = qh.float() @ kh.float().transpose(1, 2)  # (Hq, T, S)
+    if softcap:
+        s = torch.tanh(s / softcap) * softcap
+    s = torch.where(vis[None], s * kq_scale, float("-inf"))
+    if sinks is not None:
+        s = torch.cat([s, sinks.float().reshape(Hq, 1, 1).expand(Hq, T, 1)], dim=-1)
+    p = torch.softmax(s, dim=-1)[..., :kh.shape[1]]
+    return (p @ vh.float()).permute(1, 0, 2).contiguous()

@@ -1,0 +1,196 @@
+"""The CUDA backend's Triton kernels against the NumPy backend, on tiny odd shapes.
+
+Without a GPU the kernels run in Triton's interpreter (TRITON_INTERPRET=1, set here before Triton
+is imported) on CPU tensors; with one they run on it. Skipped when torch or triton is missing.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+pytest.importorskip("triton")
+
+if os.environ.get("TRITON_INTERPRET") == "1":
+    # Triton's interpreter turns a loop bound into int(array of shape (1,)), an error from NumPy 2.4 on
+    from triton.runtime import interpreter as _interp  # noqa: E402
+
+    _patch_tensor = _interp._patch_lang_tensor
+
+    def _patch_lang_tensor(tensor):
+        _patch_tensor(tensor)
+        tensor.__index__ = lambda self: int(np.asarray(self.handle.data).reshape(-1)[0])
+
+    _interp._patch_lang_tensor = _patch_lang_tensor
+
+from zinc.backends.base import QTensor, RopeParams  # noqa: E402
+from zinc.backends.cpu import CpuOps  # noqa: E402
+from zinc.backends.cuda.ops import CudaOps  # noqa: E402
+from zinc.gguf.constants import GGMLType  # noqa: E402
+from zinc.gguf.quants import random_blocks  # noqa: E402
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+QUANTS = [GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0, GGMLType.F16, GGMLType.F32]
+
+
+@pytest.fixture(scope="module")
+def ops():
+    return CudaOps(device=DEVICE, graphs=False)
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return CpuOps()
+
+
+def rel(a, b) -> float:
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    assert np.all(np.isfinite(a)), "non-finite output"
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
+
+
+def weight(t: GGMLType, shape: tuple[int, ...], seed: int) -> QTensor:
+    n = int(np.prod(shape))
+    return QTensor(f"w{seed}", t, shape, random_blocks(t, n, np.random.default_rng(seed), scale=0.05))
+
+
+@pytest.mark.parametrize("t", QUANTS, ids=lambda t: t.name)
+@pytest.mark.parametrize("rows", [1, 3, 7])
+def test_matmul(ops, ref, t, rows):
+    k = 288 if t == GGMLType.Q8_0 else 512  # Q8_0: K not a multiple of 256
+    qt = weight(t, (37, k), rows)
+    x = np.random.default_rng(100 + rows).standard_normal((rows, k)).astype(np.float32)
+    got = ops.to_numpy(ops.matmul(ops.from_numpy(x), ops.upload(qt)))
+    want = ref.matmul(x, ref.upload(qt))
+    tol = 2e-3 if rows > 4 or t == GGMLType.F16 else 1e-5  # f16 GEMM for many rows
+    assert got.shape == want.shape and rel(got, want) < tol
+
+
+@pytest.mark.parametrize("t", QUANTS[:3], ids=lambda t: t.name)
+def test_embed_and_dequant(ops, ref, t):
+    qt = weight(t, (19, 256), 7)
+    ids = np.array([3, 0, 18, 3, 11], np.int32)
+    got = ops.to_numpy(ops.embed(ops.upload(qt), ops.from_numpy(ids)))
+    assert rel(got, ref.embed(ref.upload(qt), ids)) < 1e-6
+    full = ops.to_numpy(ops.dequantize(ops.upload(qt), torch.float32))
+    assert rel(full, qt.dequantize()) < 1e-6
+
+
+@pytest.mark.parametrize("with_w", [True, False])
+def test_rms_norm(ops, ref, with_w):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((3, 5, 48)).astype(np.float32)
+    w = rng.standard_normal(48).astype(np.float32) if with_w else None
+    got = ops.rms_norm(ops.from_numpy(x), ops.from_numpy(w) if with_w else None, 1e-6)
+    assert rel(ops.to_numpy(got), ref.rms_norm(x, w, 1e-6)) < 1e-6
+
+
+@pytest.mark.parametrize("mode,n_dims", [("neox", 16), ("norm", 16), ("neox", 12), ("imrope", 16)])
+def test_rope(ops, ref, mode, n_dims):
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((5, 3, 16)).astype(np.float32)
+    pos = np.array([0, 1, 7, 30, 101], np.int32)
+    ff = (1.0 + rng.random(n_dims // 2)).astype(np.float32)
+    p = RopeParams(n_dims=n_dims, mode=mode, freq_base=10000.0, freq_scale=0.5,
+                   ext_factor=1.0 if mode == "norm" else 0.0, n_ctx_orig=64,
+                   sections=(2, 2, 2, 2) if mode == "imrope" else ())
+    got = ops.rope(ops.from_numpy(x), ops.from_numpy(pos), p, ops.from_numpy(ff))
+    assert rel(ops.to_numpy(got), ref.rope(x, pos, p, ff)) < 1e-5
+
+
+@pytest.mark.parametrize("act", ["silu", "gelu", "swiglu_oai"])
+def test_glu(ops, ref, act):
+    rng = np.random.default_rng(3)
+    g, u = (rng.standard_normal((3, 1037)).astype(np.float32) * 4 for _ in range(2))
+    got = ops.to_numpy(ops.glu(ops.from_numpy(g), ops.from_numpy(u), act))
+    tol = 2e-3 if act == "gelu" else 1e-6  # the reference's GELU goes through an f16 table
+    assert rel(got, ref.glu(g, u, act)) < tol
+
+
+def _cache(rng, S, Hkv, D, n_kv, dtype):
+    k = rng.standard_normal((S, Hkv, D)).astype(dtype)
+    v = rng.standard_normal((S, Hkv, D)).astype(dtype)
+    kv_pos = np.full(S, -1, np.int32)
+    kv_pos[:n_kv] = np.arange(n_kv)
+    return k, v, kv_pos
+
+
+@pytest.mark.parametrize("T,window,softcap,sinks", [(1, 0, 0.0, False), (3, 0, 0.0, False), (1, 5, 0.0, False),
+                                                    (2, 0, 30.0, True), (20, 0, 0.0, False), (20, 7, 20.0, True)])
+def test_attention(ops, ref, T, window, softcap, sinks):
+    rng = np.random.default_rng(4 + T)
+    Hq, Hkv, D, S, n_kv = 6, 2, 24, 53, 41
+    k, v, kv_pos = _cache(rng, S, Hkv, D, n_kv, np.float16)
+    q = rng.standard_normal((T, Hq, D)).astype(np.float32)
+    q_pos = np.arange(n_kv - T, n_kv, dtype=np.int32)
+    snk = rng.standard_normal(Hq).astype(np.float32) if sinks else None
+    args = dict(window=window, softcap=softcap)
+    want = ref.attention(q, k, v, q_pos, kv_pos, n_kv, 0.2, sinks=snk, **args)
+    got = ops.attention(*(ops.from_numpy(a) for a in (q, k, v, q_pos, kv_pos)), n_kv, 0.2,
+                        sinks=None if snk is None else ops.from_numpy(snk), **args)
+    tol = 1e-5 if T <= 16 or softcap or sinks else 2e-3  # SDPA runs in f16
+    assert rel(ops.to_numpy(got), want) < tol
+
+
+def test_kv_write_and_argmax(ops, ref):
+    rng = np.random.default_rng(5)
+    ck, cv = ops.zeros((9, 2, 4), "f16"), ops.zeros((9, 2, 4), "f16")
+    cp = ops.full((9,), -1, "i32")
+    k, v = rng.standard_normal((2, 2, 4)).astype(np.float32), rng.standard_normal((2, 2, 4)).astype(np.float32)
+    pos, slots = np.array([10, 11], np.int32), np.array([1, 2], np.int32)
+    ops.kv_write(ck, cv, cp, ops.from_numpy(k), ops.from_numpy(v), ops.from_numpy(pos), ops.from_numpy(slots))
+    assert np.allclose(ops.to_numpy(ck)[1:3], k, atol=1e-3) and list(ops.to_numpy(cp)[:4]) == [-1, 10, 11, -1]
+    x = rng.standard_normal((3, 77)).astype(np.float32)
+    assert (ops.to_numpy(ops.argmax(ops.from_numpy(x))) == ref.argmax(x)).all()
+
+
+@pytest.mark.parametrize("t", QUANTS[:3], ids=lambda t: t.name)
+@pytest.mark.parametrize("bn,nsb", [(4, 1), (8, 4)])
+def test_matvec_tiles(ops, t, bn, nsb):
+    """The decode matvec at other tile shapes, with a partial last chunk (K = 768)."""
+    from zinc.backends.cuda.kernels import matvec as kmv
+
+    qt = weight(t, (13, 768), bn + nsb)
+    x = np.random.default_rng(bn).standard_normal((2, 768)).astype(np.float32)
+    out = ops.zeros((2, 13), "f32")
+    kmv.matvec(ops.from_numpy(x), ops.upload(qt).parts, int(t), 13, 768, out, bn=bn, nsb=nsb, num_warps=2)
+    assert rel(ops.to_numpy(out), x @ qt.dequantize().T) < 1e-5
+
+
+def test_add_rms_norm(ops, ref):
+    rng = np.random.default_rng(6)
+    x, r = rng.standard_normal((3, 40)).astype(np.float32), rng.standard_normal((3, 40)).astype(np.float32)
+    w = rng.standard_normal(40).astype(np.float32)
+    s, y = ops.add_rms_norm(ops.from_numpy(x), ops.from_numpy(r), ops.from_numpy(w), 1e-5)
+    ws, wy = ref.add_rms_norm(x, r, w, 1e-5)
+    assert rel(ops.to_numpy(s), ws) < 1e-7 and rel(ops.to_numpy(y), wy) < 1e-6
+
+
+def test_kv_write_from_pos(ops):
+    """While a graph is captured the cell comes from the position (pos % cells)."""
+    rng = np.random.default_rng(8)
+    ck, cv, cp = ops.zeros((5, 2, 3), "f16"), ops.zeros((5, 2, 3), "f16"), ops.full((5,), -1, "i32")
+    k, v = rng.standard_normal((1, 2, 3)).astype(np.float32), rng.standard_normal((1, 2, 3)).astype(np.float32)
+    ops.capturing = True
+    try:
+        ops.kv_write(ck, cv, cp, ops.from_numpy(k), ops.from_numpy(v), ops.from_numpy(np.array([13], np.int32)), None)
+    finally:
+        ops.capturing = False
+    assert np.allclose(ops.to_numpy(cv)[3], v[0], atol=1e-3) and list(ops.to_numpy(cp)) == [-1, -1, -1, 13, -1]
+
+
+@pytest.mark.parametrize("t", QUANTS[:3], ids=lambda t: t.name)
+def test_matvec_split_k(ops, t):
+    """Split over K (atomic adds into a zeroed output) gives the same product."""
+    from zinc.backends.cuda.kernels import matvec as kmv
+
+    qt = weight(t, (11, 1280), 9)
+    x = np.random.default_rng(9).standard_normal((2, 1280)).astype(np.float32)
+    out = ops.full((2, 11), 7.0, "f32")
+    kmv.matvec(ops.from_numpy(x), ops.upload(qt).parts, int(t), 11, 1280, out, bn=4, nsb=1, num_warps=2, ks=3)
+    assert rel(ops.to_numpy(out), x @ qt.dequantize().T) < 1e-5
