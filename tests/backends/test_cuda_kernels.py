@@ -150,9 +150,10 @@ def test_kv_write_and_argmax(ops, ref):
 
 
 @pytest.mark.parametrize("t", QUANTS[:3], ids=lambda t: t.name)
-@pytest.mark.parametrize("bn,nsb", [(4, 1), (8, 4)])
+@pytest.mark.parametrize("bn,nsb", [(4, 1), (8, 4), (16, 16)])
 def test_matvec_tiles(ops, t, bn, nsb):
-    """The decode matvec at other tile shapes, with a partial last chunk (K = 768)."""
+    """The decode matvec at other tile shapes, with a partial last chunk (K = 768; Q4_K / Q6_K:
+    NT = nsb groups of 32 per step, 24 groups)."""
     from zinc.backends.cuda.kernels import matvec as kmv
 
     qt = weight(t, (13, 768), bn + nsb)
@@ -194,3 +195,4 @@ def test_matvec_split_k(ops, t):
     out = ops.full((2, 11), 7.0, "f32")
     kmv.matvec(ops.from_numpy(x), ops.upload(qt).parts, int(t), 11, 1280, out, bn=4, nsb=1, num_warps=2, ks=3)
     assert rel(ops.to_numpy(out), x @ qt.dequantize().T) < 1e-5
+
