@@ -122,6 +122,10 @@ def _wgpu_adapter(out: dict[str, Any]) -> None:
         driver = " ".join(str(info.get(k)) for k in ("backend_type", "adapter_type", "description") if info.get(k))
         out["devices"].append({"name": name, "memory": None, "memory_free": None,
                                "driver": f"{driver}, wgpu {getattr(wgpu, '__version__', '?')}".strip(", ")})
+        if str(info.get("adapter_type", "")).lower() == "cpu":
+            out["reason"] = (f"only a software (CPU) adapter was found ({name}); it is never picked "
+                             "automatically: install the GPU's Vulkan driver, or use --backend cpu")
+            return
         out["available"] = True
     except Exception as e:  # noqa: BLE001 - no adapter, no driver, or a broken wgpu
         out["reason"] = f"wgpu could not get an adapter: {e.__class__.__name__}: {e}"
