@@ -343,10 +343,25 @@ def _model_case(case: str, tmp: Path) -> dict:
         out[label] = np.concatenate([pre, *dec])
         out[f"{label}_s"] = time.perf_counter() - t0
     res = _logit_metrics(out["vk"], out["ref"])
+    res.update(_steady_state_creations(vk_m, ids))
     res.update(dispatches_per_decode_step=out["dispatches_per_decode_step"],
                submits_per_decode_step=out["submits_per_decode_step"], n_layer=vk_m.config.n_layer,
                vulkan_s=round(out["vk_s"], 2), cpu_s=round(out["ref_s"], 2))
     return res
+
+
+def _steady_state_creations(m, ids: list[int], steps: int = 7, last: int = 2) -> dict[str, float]:
+    """Buffers and bind groups created per decode step once decode has settled (pooled buffers,
+    cached uniforms and bind groups: none)."""
+    dev = m.ops.dev
+    cache = m.new_cache()
+    m.forward(ids[:7], cache)
+    for i in range(steps):
+        if i == steps - last:
+            b0, g0 = dev.n_buffers_created, dev.n_bind_groups_created
+        m.forward([ids[i % len(ids)]], cache)
+    return {"buffers_per_decode_step": (dev.n_buffers_created - b0) / last,
+            "bind_groups_per_decode_step": (dev.n_bind_groups_created - g0) / last}
 
 
 def _child(group: str) -> dict:
@@ -414,6 +429,7 @@ def test_tiny_model_logits_match_numpy(models, case):
     assert r["argmax_agree"] == 1.0, r
     assert r["kl"] <= 1e-3, r
     assert r["submits_per_decode_step"] == 1.0, r  # the whole decode step is one command buffer
+    assert r["buffers_per_decode_step"] == 0 and r["bind_groups_per_decode_step"] == 0, r  # host cost
 
 
 def test_cpu_adapter_needs_explicit_opt_in():

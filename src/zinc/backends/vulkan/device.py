@@ -3,11 +3,19 @@
 Adapter policy: prefer a discrete GPU, then an integrated one; a CPU adapter (Mesa's lavapipe,
 llvmpipe) is never taken silently — only with `allow_cpu_adapter=True`, which the tests pass.
 
-Recording: `dispatch` appends a compute pass to one pending command encoder; nothing reaches the
-queue until `flush` (called by `read`), so a whole step is one command buffer and one submit.
-Buffers are never rewritten by `queue.write_buffer` while a step is being recorded (that would
-reorder the write before earlier recorded reads): new data always goes into a new buffer. Every
-buffer a pending pass binds is kept alive until the flush.
+Recording: `dispatch` appends to one open compute pass of one pending command encoder (wgpu orders
+the dispatches of a pass); nothing reaches the queue until `flush` (called by `read`), so a whole
+step is one command buffer and one submit. Every buffer a pending dispatch binds is kept alive until
+the flush.
+
+Host cost per dispatch is what limits decode, so nothing is created twice when it can be reused:
+- buffers come from a pool (`buffer`, `buffer_from(pooled=True)`): a pooled buffer that only the
+  pool still references after a flush goes back to its size's free list, in allocation order, so
+  identical steps get identical buffers; free buffers unused for `_KEEP_GENS` flushes are dropped.
+  A pooled buffer is never one the pending encoder uses, so `queue.write_buffer` into a freshly
+  taken one is ordered correctly (the write lands before the next submit, after earlier ones).
+- uniforms are cached by content (they are immutable);
+- bind groups are cached by (pipeline, buffers) and dropped when one of their buffers dies.
 
 WGSL has no preprocessor; shader files use `{{NAME}}` placeholders that `pipeline()` fills from its
 `subs` argument, and each distinct (file, entry, subs) is compiled once.
@@ -16,6 +24,8 @@ WGSL has no preprocessor; shader files use `{{NAME}}` placeholders that `pipelin
 from __future__ import annotations
 
 import struct
+import sys
+import weakref
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -25,6 +35,8 @@ from zinc.errors import BackendUnavailableError
 
 SHADER_DIR = Path(__file__).parent / "shaders"
 MAX_GROUPS = 65535  # per grid dimension
+_KEEP_GENS = 2  # flushes a free pooled buffer survives without being taken
+_MAX_CACHED = 16384  # uniforms / bind groups kept before the cache is cleared
 _PREFERENCE = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "Unknown": 3, "CPU": 4}
 
 
@@ -58,6 +70,14 @@ def select_adapter(wgpu: Any, allow_cpu_adapter: bool = False) -> Any:
     return best
 
 
+def _refcounts(items: list[Any]) -> list[int]:
+    """Reference counts of `items`, as seen from here (the list's own reference included)."""
+    return [sys.getrefcount(b) for b in items]
+
+
+_ONLY_LISTED = _refcounts([object()])[0]  # the count of an object that only a list holds
+
+
 def grid(n: int) -> tuple[int, int, int]:
     """A 2-D workgroup grid covering `n` groups (kernels flatten it as x + y * nx)."""
     n = max(1, int(n))
@@ -82,44 +102,131 @@ class Device:
         self._modules: dict[str, Any] = {}
         self._pipelines: dict[tuple, Any] = {}
         self._encoder: Any = None
+        self._pass: Any = None
         self._keep: list[Any] = []
+        self._live: list[Any] = []  # pooled buffers handed out
+        self._free: dict[int, list[tuple[int, Any]]] = {}  # size -> [(generation, buffer)], next last
+        self._gen = 0
+        self._reclaim_due = False
+        self._uniforms: dict[bytes, Any] = {}
+        self._staging: dict[int, Any] = {}  # size -> MAP_READ buffer
+        self._step_memo: dict[tuple, tuple[tuple, Any]] = {}
+        self._groups: dict[tuple, tuple[Any, tuple]] = {}
+        self.n_buffers_created = 0
+        self.n_bind_groups_created = 0
         self.n_dispatches = 0
         self.n_submits = 0
 
     # -- buffers ------------------------------------------------------------------------------------
-    def buffer(self, nbytes: int) -> Any:
-        """A zero-filled storage buffer (size rounded up to 4 bytes)."""
+    def _create(self, size: int) -> Any:
         u = self.wgpu.BufferUsage
-        return self.device.create_buffer(size=max(4, (int(nbytes) + 3) & ~3),
-                                         usage=u.STORAGE | u.COPY_SRC | u.COPY_DST)
+        self.n_buffers_created += 1
+        return self.device.create_buffer(size=size, usage=u.STORAGE | u.COPY_SRC | u.COPY_DST)
 
-    def buffer_from(self, data: np.ndarray | bytes) -> Any:
-        """A storage buffer holding `data` (padded with zeros to a multiple of 4 bytes)."""
+    def buffer(self, nbytes: int) -> Any:
+        """A pooled storage buffer of `nbytes` (rounded up to 4); its contents are undefined."""
+        size = max(4, (int(nbytes) + 3) & ~3)
+        if self._reclaim_due:
+            self._reclaim()
+        free = self._free.get(size)
+        b = free.pop()[1] if free else self._create(size)
+        self._live.append(b)
+        return b
+
+    def _reclaim(self) -> None:
+        """Return pooled buffers nobody else holds to the free lists (run first thing after a flush)."""
+        self._reclaim_due = False
+        self._gen += 1
+        live, back = [], {}
+        for b, refs in zip(self._live, _refcounts(self._live)):
+            if refs <= _ONLY_LISTED:
+                back.setdefault(b.size, []).append((self._gen, b))
+            else:
+                live.append(b)
+        self._live = live
+        old = self._gen - _KEEP_GENS
+        for size in set(self._free) | set(back):
+            kept = [e for e in self._free.get(size, ()) if e[0] > old]
+            fresh = back.get(size, [])
+            fresh.reverse()  # popped from the end: the next step takes them in allocation order
+            merged = kept + fresh
+            if merged:
+                self._free[size] = merged
+            else:
+                self._free.pop(size, None)
+
+    def buffer_from(self, data: np.ndarray | bytes, pooled: bool = False) -> Any:
+        """A storage buffer holding `data` (padded with zeros to a multiple of 4 bytes); pooled ones
+        for step data (written with `queue.write_buffer`), unpooled for weights."""
         raw = data.tobytes() if isinstance(data, np.ndarray) else bytes(data)
         raw += b"\0" * (-len(raw) % 4)
         if len(raw) > self.max_binding:
             raise BackendUnavailableError(f"a {len(raw)}-byte buffer exceeds the adapter's storage "
                                           f"binding limit of {self.max_binding} bytes")
+        if pooled and raw:
+            b = self.buffer(len(raw))
+            self.device.queue.write_buffer(b, 0, raw)
+            return b
         u = self.wgpu.BufferUsage
+        self.n_buffers_created += 1
         return self.device.create_buffer_with_data(data=raw or b"\0\0\0\0",
                                                    usage=u.STORAGE | u.COPY_SRC | u.COPY_DST)
 
+    def step_words(self, *values: int) -> Any:
+        """A pooled storage buffer holding the u32 `values`, shared by the dispatches of this step: values
+        that change every step (a KV length) go here, so uniforms and bind groups stay the same."""
+        return self.step_memo(("words", *values), (),
+                              lambda: self.buffer_from(np.array(values, np.uint32), pooled=True))
+
+    def step_memo(self, key: tuple, owners: tuple, make: Any) -> Any:
+        """`make()`, computed once per step for `key`; `owners` are the objects whose ids the key holds
+        (a hit needs the same objects). Forgotten at the flush."""
+        hit = self._step_memo.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], owners)):
+            return hit[1]
+        value = make()
+        self._step_memo[key] = (owners, value)
+        return value
+
     def uniform(self, fmt: str, *values: Any) -> Any:
-        """A uniform buffer packed with `struct` format `fmt` (u32 = 'I', i32 = 'i', f32 = 'f')."""
+        """A uniform buffer packed with `struct` format `fmt` (u32 = 'I', i32 = 'i', f32 = 'f'); cached
+        by content."""
         raw = struct.pack("<" + fmt, *values)
         raw += b"\0" * (-len(raw) % 16)
-        return self.device.create_buffer_with_data(data=raw, usage=self.wgpu.BufferUsage.UNIFORM)
+        u = self._uniforms.get(raw)
+        if u is None:
+            if len(self._uniforms) >= _MAX_CACHED:
+                self._uniforms.clear()
+            u = self._uniforms[raw] = self.device.create_buffer_with_data(data=raw, usage=self.wgpu.BufferUsage.UNIFORM)
+            self.n_buffers_created += 1
+        return u
 
     def copy(self, src: Any, src_off: int, dst: Any, dst_off: int, nbytes: int) -> None:
         """Record a buffer-to-buffer copy (offsets and size multiples of 4) into the pending encoder."""
         if nbytes:
+            self._end_pass()
             self._enc().copy_buffer_to_buffer(src, src_off, dst, dst_off, nbytes)
             self._keep += [src, dst]
 
     def read(self, buf: Any, nbytes: int) -> bytes:
-        """Flush the pending step and read `nbytes` of `buf` back to the host."""
+        """Flush the pending step and read `nbytes` of `buf` back to the host: the copy into a kept
+        mappable staging buffer rides in the step's own command buffer (one submit, no new buffer)."""
+        n = max(4, (int(nbytes) + 3) & ~3)
+        staging = self._staging.get(n)
+        if staging is None:
+            if len(self._staging) >= 4:
+                self._staging.clear()
+            u = self.wgpu.BufferUsage
+            staging = self._staging[n] = self.device.create_buffer(size=n, usage=u.MAP_READ | u.COPY_DST)
+        self._end_pass()
+        self._enc().copy_buffer_to_buffer(buf, 0, staging, 0, n)
+        self._keep.append(buf)
         self.flush()
-        return bytes(self.device.queue.read_buffer(buf, 0, (int(nbytes) + 3) & ~3)[:nbytes])
+        staging.map_sync(self.wgpu.MapMode.READ, 0, n)
+        try:
+            return bytes(staging.read_mapped(0, n, copy=False)[:nbytes])
+        finally:
+            staging.unmap()
 
     # -- pipelines and dispatches -------------------------------------------------------------------------
     def pipeline(self, shader: str, entry: str = "main", subs: dict[str, str] | None = None) -> Any:
@@ -138,27 +245,52 @@ class Device:
         return p
 
     def dispatch(self, pipeline: Any, buffers: Sequence[Any], groups: tuple[int, int, int]) -> None:
-        """Record one compute pass: binding i of group 0 is buffers[i] (uniform or storage)."""
+        """Record one dispatch: binding i of group 0 is buffers[i] (uniform or storage)."""
+        cp = self._pass
+        if cp is None:
+            cp = self._pass = self._enc().begin_compute_pass()
+        cp.set_pipeline(pipeline)
+        cp.set_bind_group(0, self._bind_group(pipeline, buffers))
+        cp.dispatch_workgroups(*groups)
+        self._keep.append(buffers)
+        self.n_dispatches += 1
+
+    def _bind_group(self, pipeline: Any, buffers: Sequence[Any]) -> Any:
+        """The cached bind group of `buffers` for `pipeline`; an entry dies with any of its buffers."""
+        key = (id(pipeline), *map(id, buffers))
+        groups = self._groups
+        hit = groups.get(key)
+        if hit is not None and all(r() is b for r, b in zip(hit[1], buffers)):
+            return hit[0]
         entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
                    for i, b in enumerate(buffers)]
         bg = self.device.create_bind_group(layout=pipeline.get_bind_group_layout(0), entries=entries)
-        cp = self._enc().begin_compute_pass()
-        cp.set_pipeline(pipeline)
-        cp.set_bind_group(0, bg)
-        cp.dispatch_workgroups(*groups)
-        cp.end()
-        self._keep += [bg, *buffers]
-        self.n_dispatches += 1
+        self.n_bind_groups_created += 1
+        if len(groups) >= _MAX_CACHED:
+            groups.clear()
+
+        def drop(_ref: Any, key: tuple = key) -> None:
+            groups.pop(key, None)
+        groups[key] = (bg, tuple(weakref.ref(b, drop) for b in buffers))
+        return bg
 
     def _enc(self) -> Any:
         if self._encoder is None:
             self._encoder = self.device.create_command_encoder()
         return self._encoder
 
+    def _end_pass(self) -> None:
+        if self._pass is not None:
+            self._pass.end()
+            self._pass = None
+
     def flush(self) -> None:
         """Submit the pending command encoder (one command buffer) if anything was recorded."""
         if self._encoder is not None:
+            self._end_pass()
             self.device.queue.submit([self._encoder.finish()])
             self._encoder = None
             self._keep = []
             self.n_submits += 1
+        self._step_memo = {}
+        self._reclaim_due = True

@@ -1,8 +1,9 @@
 """The Vulkan/Metal backend: the `Ops` interface on wgpu compute shaders (WGSL in `shaders/`).
 
 Activations are `VkArray`s: a float32 (or int32) storage buffer plus its row-major shape; every op
-allocates its output and records its dispatch into the device's pending command encoder, so a model
-step is one command buffer that is submitted when the host reads a result (`to_numpy`). Weights are
+takes its output from the device's buffer pool and records its dispatch into the device's pending
+command encoder, so a model step is one command buffer that is submitted when the host reads a
+result (`to_numpy`). Weights are
 repacked at upload (`weights.py`); matmul, matmul over selected experts and embed splice the weight
 type's WGSL dequantizer into their kernel.
 
@@ -23,6 +24,7 @@ backend on a host copy. KV caches asked for as f16 are stored as f32.
 
 from __future__ import annotations
 
+import math
 from typing import Any, Iterable
 
 import numpy as np
@@ -71,7 +73,7 @@ class VkArray:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)
 
     @property
     def ndim(self) -> int:
@@ -105,7 +107,7 @@ class VulkanOps(BaseOps):
         a = np.asarray(a)
         dtype = "i32" if np.issubdtype(a.dtype, np.integer) else "f32"
         a = np.ascontiguousarray(a, _NP[dtype])
-        return VkArray(self.dev.buffer_from(a), a.shape, dtype, host=a if a.size <= 65536 else None)
+        return VkArray(self.dev.buffer_from(a, pooled=True), a.shape, dtype, host=a if a.size <= 65536 else None)
 
     def to_numpy(self, x: VkArray) -> np.ndarray:
         if x.host is not None:
@@ -118,14 +120,14 @@ class VulkanOps(BaseOps):
 
     def full(self, shape: tuple[int, ...], value: float, dtype: str) -> VkArray:
         a = np.full(shape, value, _NP[dtype])
-        return VkArray(self.dev.buffer_from(a), a.shape, "i32" if dtype == "i32" else "f32")
+        return VkArray(self.dev.buffer_from(a, pooled=True), a.shape, "i32" if dtype == "i32" else "f32")
 
     def capabilities(self) -> dict[str, frozenset[GGMLType]]:
         types = frozenset(DEQUANT)
         return {"embed": types, "matmul": types, "matmul_experts": types}
 
     def _new(self, shape: tuple[int, ...], dtype: str = "f32") -> VkArray:
-        return VkArray(self.dev.buffer(4 * int(np.prod(shape, dtype=np.int64))), shape, dtype)
+        return VkArray(self.dev.buffer(4 * math.prod(int(s) for s in shape)), shape, dtype)
 
     def _run(self, shader: str, uniform: Any, bufs: list[Any], groups: tuple[int, int, int],
              subs: dict[str, str] | None = None) -> None:
@@ -166,9 +168,10 @@ class VulkanOps(BaseOps):
         nchunk = -(-K // 32)
         y = self._new((*ids.shape, K))
         u = self.dev.uniform("IIIIII", w.shape[0], K, T, w.row_words, nchunk, 0)
+        out = y._buf  # the closure must not hold y (no reference cycle: pooled buffers free promptly)
 
         def record() -> None:
-            self._run("embed", u, [ids.buf, w.buf, y._buf], grid(-(-T * nchunk // 64)), {"DEQUANT": dequant_src(w)})
+            self._run("embed", u, [ids.buf, w.buf, out], grid(-(-T * nchunk // 64)), {"DEQUANT": dequant_src(w)})
         if ids.ndim == 2 and w.ggml_type == GGMLType.F32 and len(w.shape) == 2:  # an expert bias: see add()
             y.pending, y.lazy = record, ("embed", w, ids)
         else:
@@ -193,7 +196,8 @@ class VulkanOps(BaseOps):
     def _deferred(self, shape: tuple[int, ...], record: Any, kind: str, *info: Any) -> VkArray:
         """An output whose producing dispatch `record(out, bias=None)` runs on first use or fused."""
         y = self._new(shape)
-        y.pending = lambda: record(y)
+        target = VkArray(y._buf, shape)  # not y itself: no reference cycle
+        y.pending = lambda: record(target)
         y.lazy = (kind, *info, lambda bias: record(self._new(shape), bias))
         return y
 
@@ -273,9 +277,10 @@ class VulkanOps(BaseOps):
         rows = x.size // D
         y = self._new(x.shape)
         u = self.dev.uniform("IIIf", D, rows, int(w is not None), eps)
+        out = y._buf  # not y itself: no reference cycle
 
         def record() -> None:
-            self._run("rms_norm", u, [x.buf, (w.buf if w is not None else self._dummy), y._buf], grid(rows))
+            self._run("rms_norm", u, [x.buf, (w.buf if w is not None else self._dummy), out], grid(rows))
         if x.ndim == 3:  # per-head norm: a following rope may fuse it (see _norm_rope)
             y.pending, y.lazy = record, ("rms_norm", x, w, eps)
         else:
@@ -317,6 +322,17 @@ class VulkanOps(BaseOps):
         ff = self._host(freq_factors) if freq_factors is not None else None
         return rope_cache(self._host(pos), p, ff)
 
+    def _rope_table(self, pos: VkArray, p: RopeParams, freq_factors: VkArray | None, split: bool = False) -> Any:
+        """The step's cos|sin table as one pooled buffer (or (cos, sin) with split), built once per step
+        for all layers that share the positions and rope parameters."""
+        def make() -> Any:
+            cos, sin = self._cossin(pos, p, freq_factors)
+            if split:
+                return self.dev.buffer_from(cos, pooled=True), self.dev.buffer_from(sin, pooled=True)
+            return self.dev.buffer_from(np.concatenate([cos.reshape(-1), sin.reshape(-1)]), pooled=True)
+        key = ("rope", id(pos), p, id(freq_factors), split)
+        return self.dev.step_memo(key, (pos, freq_factors), make)
+
     def _fusable_norm(self, x: VkArray) -> bool:
         """x is a pending per-head rms_norm of its own rows (so rope can apply the norm itself)."""
         return x.pending is not None and x.lazy is not None and x.lazy[0] == "rms_norm" and x.lazy[1].shape == x.shape
@@ -326,14 +342,13 @@ class VulkanOps(BaseOps):
         """rope(rms_norm(src, w)) from the pending norm `x` in one dispatch; kv = (v, cache_k, cache_v,
         cache_pos, slots) also writes the cache."""
         _, src, w, eps = x.lazy
-        cos, sin = self._cossin(pos, p, freq_factors)
         T, H, Dh = x.shape
         y = self._new(x.shape)
         v, ck, cv, cp, slots = kv if kv is not None else (None,) * 5
         Dv = v.size // (T * H) if v is not None else 0
         u = self.dev.uniform("IIIIIIIIf", T, H, Dh, p.n_dims, int(p.mode != "norm"), int(w is not None),
                              int(kv is not None), Dv, eps)
-        cs = self.dev.buffer_from(np.concatenate([cos.reshape(-1), sin.reshape(-1)]))
+        cs = self._rope_table(pos, p, freq_factors)
         rd, wr = self._dummy, self._dummy_w
         bufs = [src.buf, w.buf if w is not None else rd, cs, *(a.buf if a is not None else rd for a in (v, pos, slots)),
                 y.buf, *(a.buf if a is not None else wr for a in (ck, cv, cp))]
@@ -345,11 +360,10 @@ class VulkanOps(BaseOps):
     def rope(self, x: VkArray, pos: VkArray, p: RopeParams, freq_factors: VkArray | None = None) -> VkArray:
         if self._fusable_norm(x):
             return self._norm_rope(x, pos, p, freq_factors)
-        cos, sin = self._cossin(pos, p, freq_factors)
         T, H, Dh = x.shape
         y = self._new(x.shape)
         u = self.dev.uniform("IIIII", T, H, Dh, p.n_dims, int(p.mode != "norm"))
-        bufs = [x.buf, self.dev.buffer_from(cos), self.dev.buffer_from(sin), y.buf]
+        bufs = [x.buf, *self._rope_table(pos, p, freq_factors, split=True), y.buf]
         self._run("rope", u, bufs, grid(-(-x.size // 64)))
         return y
 
@@ -364,11 +378,10 @@ class VulkanOps(BaseOps):
     def rope_kv_write(self, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots):
         if self._fusable_norm(k) and v.size % (k.shape[0] * k.shape[1]) == 0:
             return self._norm_rope(k, pos, p, freq_factors, (v, cache_k, cache_v, cache_pos, slots))
-        cos, sin = self._cossin(pos, p, freq_factors)
         T, H, Dh = k.shape
         y = self._new(k.shape)
         u = self.dev.uniform("IIIIII", T, H, Dh, p.n_dims, int(p.mode != "norm"), v.size // T)
-        cs = self.dev.buffer_from(np.concatenate([cos.reshape(-1), sin.reshape(-1)]))
+        cs = self._rope_table(pos, p, freq_factors)
         bufs = [k.buf, cs, v.buf, pos.buf, slots.buf, y.buf, cache_k.buf, cache_v.buf, cache_pos.buf]
         self._run("rope_kv_write", u, bufs, grid(-(-T * max(H * Dh, v.size // T) // 64)))
         cache_pos.host = None
@@ -380,9 +393,10 @@ class VulkanOps(BaseOps):
         if Dh > 256 or Dv > 256:
             raise ValueError(f"vulkan attention: head dims {Dh}/{Dv} exceed 256")
         o = self._new((T, Hq, Dv))
-        u = self.dev.uniform("IIIIIIIIff", T, Hq, Hkv, Dh, Dv, int(n_kv), int(window), int(sinks is not None),
+        u = self.dev.uniform("IIIIIIIIff", T, Hq, Hkv, Dh, Dv, 0, int(window), int(sinks is not None),
                              float(kq_scale), float(softcap))
-        bufs = [q.buf, k.buf, v.buf, q_pos.buf, kv_pos.buf, sinks.buf if sinks is not None else self._dummy, o.buf]
+        bufs = [q.buf, k.buf, v.buf, q_pos.buf, kv_pos.buf, sinks.buf if sinks is not None else self._dummy, o.buf,
+                self.dev.step_words(int(n_kv))]
         self._run("attention", u, bufs, grid(T * Hq))
         return o
 
@@ -391,7 +405,7 @@ class VulkanOps(BaseOps):
         host = [self.to_numpy(a) if isinstance(a, VkArray) else a for a in args]
         out = getattr(self._cpu, method)(*host)
         for i in inplace:  # state arrays the op updated in place: swap in a buffer with the new data
-            args[i].buf = self.dev.buffer_from(np.ascontiguousarray(host[i], np.float32))
+            args[i].buf = self.dev.buffer_from(np.ascontiguousarray(host[i], np.float32), pooled=True)
             args[i].host = None
         if isinstance(out, tuple):
             return tuple(self.from_numpy(o) for o in out)

@@ -10,6 +10,7 @@ chunks of a row and is spliced into the matmul, matmul-experts and embed kernels
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -51,7 +52,12 @@ def repack(qt: QTensor) -> tuple[np.ndarray, int]:
 
 def dequant_src(w: VkWeight, suffix: str = "") -> str:
     """The WGSL dequantizer of `w`'s type; a suffix renames its buffer, row stride and functions."""
-    src = (SHADER_DIR / f"dequant_{DEQUANT[w.ggml_type]}.wgsl").read_text()
+    return _dequant_src(DEQUANT[w.ggml_type], suffix)
+
+
+@lru_cache(maxsize=None)
+def _dequant_src(name: str, suffix: str) -> str:
+    src = (SHADER_DIR / f"dequant_{name}.wgsl").read_text()
     if suffix:
         src = (src.replace("W[", f"W{suffix}[").replace("P.row_words", f"P.row_words{suffix}")
                .replace("fn chunk(", f"fn chunk{suffix}(").replace("wbyte(", f"wbyte{suffix}(")

@@ -1,6 +1,6 @@
 // Causal / sliding-window attention with GQA, optional softcap and sinks: one workgroup per
 // (query token, query head), keys in tiles of 64 with an online softmax; Dh, Dv <= 256.
-struct Params { T: u32, Hq: u32, Hkv: u32, Dh: u32, Dv: u32, n_kv: u32, window: u32, has_sinks: u32,
+struct Params { T: u32, Hq: u32, Hkv: u32, Dh: u32, Dv: u32, unused: u32, window: u32, has_sinks: u32,
                 scale: f32, softcap: f32 }
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> Q: array<f32>;
@@ -10,6 +10,7 @@ struct Params { T: u32, Hq: u32, Hkv: u32, Dh: u32, Dv: u32, n_kv: u32, window: 
 @group(0) @binding(5) var<storage, read> KPOS: array<i32>;
 @group(0) @binding(6) var<storage, read> SINKS: array<f32>;
 @group(0) @binding(7) var<storage, read_write> O: array<f32>;
+@group(0) @binding(8) var<storage, read> NKV: array<u32>;  // [n_kv]: per step, so P stays the same
 
 const NEG: f32 = -3.0e38;
 var<workgroup> qs: array<f32, 256>;
@@ -19,6 +20,7 @@ var<workgroup> sc: array<f32, 64>;
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
     let g = wid.x + wid.y * nwg.x;
+    let n_kv = NKV[0];
     let live = g < P.T * P.Hq;
     let gg = min(g, P.T * P.Hq - 1u);
     let t = gg / P.Hq;
@@ -31,10 +33,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (P.has_sinks != 0u) { m = SINKS[hq]; l = 1.0; }
     var acc: array<f32, 4>;
     workgroupBarrier();
-    for (var j0 = 0u; j0 < P.n_kv; j0 += 64u) {
+    for (var j0 = 0u; j0 < n_kv; j0 += 64u) {
         let j = j0 + tid;
         var s = NEG;
-        if (j < P.n_kv) {
+        if (j < n_kv) {
             let kp = KPOS[j];
             let dist = qp - kp;
             if (kp >= 0 && dist >= 0 && (P.window == 0u || u32(dist) < P.window)) {
@@ -47,7 +49,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         sc[tid] = s;
         workgroupBarrier();
-        let nj = min(64u, P.n_kv - j0);
+        let nj = min(64u, n_kv - j0);
         var mt = m;
         for (var i = 0u; i < nj; i++) { mt = max(mt, sc[i]); }
         let alpha = exp(m - mt);
