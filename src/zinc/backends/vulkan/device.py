@@ -18,14 +18,17 @@ Host cost per dispatch is what limits decode, so nothing is created twice when i
 - bind groups are cached by (pipeline, buffers) and dropped when one of their buffers dies.
 
 WGSL has no preprocessor; shader files use `{{NAME}}` placeholders that `pipeline()` fills from its
-`subs` argument, and each distinct (file, entry, subs) is compiled once.
+`subs` argument, and `// #include "lib/x.wgsl"` lines for code shared between shaders (expanded by
+`shader_source`); each distinct (file, entry, subs) is compiled once.
 """
 
 from __future__ import annotations
 
+import re
 import struct
 import sys
 import weakref
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -34,6 +37,13 @@ import numpy as np
 from zinc.errors import BackendUnavailableError
 
 SHADER_DIR = Path(__file__).parent / "shaders"
+_INCLUDE = re.compile(r'^// #include "([\w/.]+)"$', re.MULTILINE)
+
+
+@lru_cache(maxsize=None)
+def shader_source(name: str) -> str:
+    """The WGSL of `shaders/<name>` with each `// #include "lib/x.wgsl"` line replaced by that file."""
+    return _INCLUDE.sub(lambda m: shader_source(m.group(1)), (SHADER_DIR / name).read_text())
 MAX_GROUPS = 65535  # per grid dimension
 _KEEP_GENS = 2  # flushes a free pooled buffer survives without being taken
 _MAX_CACHED = 16384  # uniforms / bind groups kept before the cache is cleared
@@ -233,7 +243,7 @@ class Device:
         key = (shader, entry, tuple(sorted((subs or {}).items())))
         p = self._pipelines.get(key)
         if p is None:
-            src = (SHADER_DIR / f"{shader}.wgsl").read_text()
+            src = shader_source(f"{shader}.wgsl")
             for name, val in (subs or {}).items():
                 src = src.replace("{{" + name + "}}", val)
             if "{{" in src:

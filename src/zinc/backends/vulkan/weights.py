@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from zinc.backends.base import QTensor
-from zinc.backends.vulkan.device import SHADER_DIR
+from zinc.backends.vulkan.device import shader_source
 from zinc.gguf.constants import GGMLType
 
 DEQUANT = {GGMLType.F32: "f32", GGMLType.F16: "f16", GGMLType.BF16: "bf16", GGMLType.Q8_0: "q8_0",
@@ -57,9 +57,10 @@ def dequant_src(w: VkWeight, suffix: str = "") -> str:
 
 @lru_cache(maxsize=None)
 def _dequant_src(name: str, suffix: str) -> str:
-    src = (SHADER_DIR / f"dequant_{name}.wgsl").read_text()
+    src = shader_source(f"dequant_{name}.wgsl")
     if suffix:
         src = (src.replace("W[", f"W{suffix}[").replace("P.row_words", f"P.row_words{suffix}")
                .replace("fn chunk(", f"fn chunk{suffix}(").replace("wbyte(", f"wbyte{suffix}(")
+               .replace("kscale_min(", f"kscale_min{suffix}(")
                .replace("FP4", f"FP4{suffix}"))
     return src

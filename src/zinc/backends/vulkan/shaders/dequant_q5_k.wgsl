@@ -3,22 +3,15 @@ fn wbyte(base: u32, off: u32) -> u32 {
     return (W[base + off / 4u] >> ((off % 4u) * 8u)) & 0xffu;
 }
 
+// #include "lib/kquant_scale.wgsl"
+
 fn chunk(row: u32, c: u32) -> array<f32, 32> {
     var v: array<f32, 32>;
     let base = row * P.row_words + (c / 8u) * 44u;
     let sub = c % 8u;  // sub-block: low (even) or high (odd) nibbles of qs[32 * (sub / 2)], qh bit `sub`
-    let dm = unpack2x16float(W[base]);
-    var sc: u32;
-    var m: u32;
-    if (sub < 4u) {
-        sc = wbyte(base, 4u + sub) & 63u;
-        m = wbyte(base, 8u + sub) & 63u;
-    } else {
-        sc = (wbyte(base, 8u + sub) & 0xfu) | ((wbyte(base, sub) >> 6u) << 4u);
-        m = (wbyte(base, 8u + sub) >> 4u) | ((wbyte(base, 4u + sub) >> 6u) << 4u);
-    }
-    let d = dm.x * f32(sc);
-    let mn = dm.y * f32(m);
+    let dmn = kscale_min(base, sub);
+    let d = dmn.x;
+    let mn = dmn.y;
     let shift = (sub % 2u) * 4u;
     let qw = base + 12u + (sub / 2u) * 8u;  // qs start at byte 48 = word 12
     for (var i = 0u; i < 8u; i++) {

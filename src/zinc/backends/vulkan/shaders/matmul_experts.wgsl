@@ -10,7 +10,7 @@ struct Params { N: u32, K: u32, n_pairs: u32, row_words: u32, nchunk: u32, k: u3
 @group(0) @binding(5) var<storage, read> BIAS: array<f32>;
 
 const WG: u32 = 64u;
-var<workgroup> red: array<f32, 64>;
+// #include "lib/sum64.wgsl"
 
 {{DEQUANT}}
 
@@ -34,14 +34,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             acc += s;
         }
     }
-    red[tid] = acc;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (tid < s) { red[tid] += red[tid + s]; }
-        workgroupBarrier();
-    }
+    let total = sum64(tid, acc);
     if (tid == 0u && live) {
         let b = select(0.0, BIAS[u32(IDS[pair]) * P.N + n], P.has_bias != 0u);
-        Y[pair * P.N + n] = select(red[0], red[0] + b, P.has_bias != 0u);
+        Y[pair * P.N + n] = select(total, total + b, P.has_bias != 0u);
     }
 }

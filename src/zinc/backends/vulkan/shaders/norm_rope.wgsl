@@ -15,7 +15,8 @@ struct Params { T: u32, H: u32, Dh: u32, n_dims: u32, neox: u32, has_w: u32, kv:
 @group(0) @binding(9) var<storage, read_write> CV: array<f32>;
 @group(0) @binding(10) var<storage, read_write> CP: array<i32>;
 
-var<workgroup> red: array<f32, 64>;
+// #include "lib/sum64.wgsl"
+// #include "lib/rope.wgsl"
 
 fn xn(base: u32, d: u32, r: f32) -> f32 {
     var y = X[base + d] * r;
@@ -33,14 +34,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (live) {
         for (var i = tid; i < P.Dh; i += 64u) { let v = X[base + i]; acc += v * v; }
     }
-    red[tid] = acc;
-    workgroupBarrier();
-    for (var k = 32u; k > 0u; k >>= 1u) {
-        if (tid < k) { red[tid] += red[tid + k]; }
-        workgroupBarrier();
-    }
+    let total = sum64(tid, acc);
     if (!live) { return; }
-    let r = 1.0 / sqrt(red[0] / f32(P.Dh) + P.eps);
+    let r = 1.0 / sqrt(total / f32(P.Dh) + P.eps);
     let t = row / P.H;
     let h = row % P.H;
     let half = P.n_dims / 2u;
@@ -50,20 +46,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (d >= P.n_dims) {
             y = xn(base, d, r);
         } else {
-            var j: u32;
-            var i0: u32;
-            var i1: u32;
-            var second: bool;
-            if (P.neox != 0u) {
-                j = d % half; i0 = j; i1 = j + half; second = d >= half;
-            } else {
-                j = d / 2u; i0 = 2u * j; i1 = 2u * j + 1u; second = (d % 2u) == 1u;
-            }
-            let c = COSSIN[t * half + j];
-            let sn = COSSIN[P.T * half + t * half + j];
-            let x0 = xn(base, i0, r);
-            let x1 = xn(base, i1, r);
-            y = select(x0 * c - x1 * sn, x0 * sn + x1 * c, second);
+            let p = rope_pair(d, P.n_dims, P.neox);
+            let c = COSSIN[t * half + p.j];
+            let sn = COSSIN[P.T * half + t * half + p.j];
+            y = rope_mix(xn(base, p.i0, r), xn(base, p.i1, r), c, sn, p.second);
         }
         Y[base + d] = y;
         if (P.kv != 0u) { CK[(s * P.H + h) * P.Dh + d] = y; }

@@ -5,7 +5,7 @@ struct Params { D: u32, rows: u32, has_w: u32, eps: f32 }
 @group(0) @binding(2) var<storage, read> Wt: array<f32>;
 @group(0) @binding(3) var<storage, read_write> Y: array<f32>;
 
-var<workgroup> red: array<f32, 64>;
+// #include "lib/sum64.wgsl"
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -16,14 +16,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     if (row < P.rows) {
         for (var i = tid; i < P.D; i += 64u) { let v = X[base + i]; s += v * v; }
     }
-    red[tid] = s;
-    workgroupBarrier();
-    for (var k = 32u; k > 0u; k >>= 1u) {
-        if (tid < k) { red[tid] += red[tid + k]; }
-        workgroupBarrier();
-    }
+    let total = sum64(tid, s);
     if (row >= P.rows) { return; }
-    let r = 1.0 / sqrt(red[0] / f32(P.D) + P.eps);
+    let r = 1.0 / sqrt(total / f32(P.D) + P.eps);
     for (var i = tid; i < P.D; i += 64u) {
         var y = X[base + i] * r;
         if (P.has_w != 0u) { y *= Wt[i]; }

@@ -7,6 +7,8 @@ struct Params { T: u32, H: u32, Dh: u32, n_dims: u32, neox: u32 }
 @group(0) @binding(3) var<storage, read> SIN: array<f32>;
 @group(0) @binding(4) var<storage, read_write> Y: array<f32>;
 
+// #include "lib/rope.wgsl"
+
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = gid.x + gid.y * nwg.x * 64u;
@@ -16,18 +18,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let t = i / (P.H * P.Dh);
     if (d >= P.n_dims) { Y[i] = X[i]; return; }
     let half = P.n_dims / 2u;
-    var j: u32;
-    var i0: u32;
-    var i1: u32;
-    var second: bool;
-    if (P.neox != 0u) {
-        j = d % half; i0 = j; i1 = j + half; second = d >= half;
-    } else {
-        j = d / 2u; i0 = 2u * j; i1 = 2u * j + 1u; second = (d % 2u) == 1u;
-    }
-    let c = COS[t * half + j];
-    let s = SIN[t * half + j];
-    let x0 = X[base + i0];
-    let x1 = X[base + i1];
-    Y[i] = select(x0 * c - x1 * s, x0 * s + x1 * c, second);
+    let p = rope_pair(d, P.n_dims, P.neox);
+    Y[i] = rope_mix(X[base + p.i0], X[base + p.i1], COS[t * half + p.j], SIN[t * half + p.j], p.second);
 }

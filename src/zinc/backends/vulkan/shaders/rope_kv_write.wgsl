@@ -12,26 +12,18 @@ struct Params { T: u32, H: u32, Dh: u32, n_dims: u32, neox: u32, RV: u32 }
 @group(0) @binding(8) var<storage, read_write> CV: array<f32>;
 @group(0) @binding(9) var<storage, read_write> CP: array<i32>;
 
+// #include "lib/rope.wgsl"
+
 fn rotated(i: u32) -> f32 {
     let d = i % P.Dh;
     if (d >= P.n_dims) { return X[i]; }
     let base = i - d;
     let t = i / (P.H * P.Dh);
     let half = P.n_dims / 2u;
-    var j: u32;
-    var i0: u32;
-    var i1: u32;
-    var second: bool;
-    if (P.neox != 0u) {
-        j = d % half; i0 = j; i1 = j + half; second = d >= half;
-    } else {
-        j = d / 2u; i0 = 2u * j; i1 = 2u * j + 1u; second = (d % 2u) == 1u;
-    }
-    let c = COSSIN[t * half + j];
-    let s = COSSIN[P.T * half + t * half + j];
-    let x0 = X[base + i0];
-    let x1 = X[base + i1];
-    return select(x0 * c - x1 * s, x0 * s + x1 * c, second);
+    let p = rope_pair(d, P.n_dims, P.neox);
+    let c = COSSIN[t * half + p.j];
+    let s = COSSIN[P.T * half + t * half + p.j];
+    return rope_mix(X[base + p.i0], X[base + p.i1], c, s, p.second);
 }
 
 @compute @workgroup_size(64)
