@@ -57,21 +57,23 @@ class PairTable(dict):
         return val
 
 
-def _merge_str_linear(syms: list[str], ranks: dict[str, int]) -> list[str]:
-    get = ranks.get
-    pr = [get(syms[i] + " " + syms[i + 1], INF) for i in range(len(syms) - 1)]
+def merge_linear(syms: list[str], value, sep: str = " ", none=INF) -> list[str]:
+    """Merge adjacent symbols in place, lowest pair value first (leftmost on ties), until no pair has
+    one: `value(left + sep + right, none)` looks a pair up (BPE: merge ranks by "a b"; SPM: negated
+    token scores by "ab"). Quadratic: for short words."""
+    pr = [value(syms[i] + sep + syms[i + 1], none) for i in range(len(syms) - 1)]
     while pr:
         r = min(pr)
-        if r == INF:
+        if r == none:
             break
         i = pr.index(r)
         syms[i] += syms[i + 1]
         del syms[i + 1]
         del pr[i]
         if i > 0:
-            pr[i - 1] = get(syms[i - 1] + " " + syms[i], INF)
+            pr[i - 1] = value(syms[i - 1] + sep + syms[i], none)
         if i < len(pr):
-            pr[i] = get(syms[i] + " " + syms[i + 1], INF)
+            pr[i] = value(syms[i] + sep + syms[i + 1], none)
     return syms
 
 
@@ -107,7 +109,7 @@ def merge_str(syms: list[str], ranks: dict[str, int]) -> list[str]:
         return syms
     if len(syms) >= HEAP_MIN:
         return _merge_str_heap(syms, ranks)
-    return _merge_str_linear(syms, ranks)
+    return merge_linear(syms, ranks.get)
 
 
 def merge_ids_linear(ids: list[int], table: PairTable, nv: int) -> list[int]:

@@ -17,29 +17,12 @@ from __future__ import annotations
 import heapq
 import re
 
+from zinc.tokenizer.merge import merge_linear
 from zinc.tokenizer.vocab import Vocab
 
 _HEAP_MIN = 96
 _CACHE_MAX = 200_000
 _NONE = float("inf")
-
-
-def _merge_linear(syms: list[str], score) -> list[str]:
-    """Highest score first, leftmost on ties (scores negated: lowest wins)."""
-    pr = [score(syms[i] + syms[i + 1], _NONE) for i in range(len(syms) - 1)]
-    while pr:
-        best = min(pr)
-        if best == _NONE:
-            break
-        i = pr.index(best)
-        syms[i] += syms[i + 1]
-        del syms[i + 1]
-        del pr[i]
-        if i > 0:
-            pr[i - 1] = score(syms[i - 1] + syms[i], _NONE)
-        if i < len(pr):
-            pr[i] = score(syms[i] + syms[i + 1], _NONE)
-    return syms
 
 
 def _merge_heap(syms: list[str], score) -> list[str]:
@@ -112,8 +95,10 @@ class SPMEncoder:
         syms = list(piece)
         if len(syms) >= 2:
             score = self._neg_score.get
-            merge = _merge_heap if len(syms) >= _HEAP_MIN else _merge_linear
-            syms = merge(syms, score)
+            if len(syms) >= _HEAP_MIN:
+                syms = _merge_heap(syms, score)
+            else:
+                syms = merge_linear(syms, score, "", _NONE)
         out: list[int] = []
         t2i = self.t2i
         for s in syms:
