@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
 import math
 
@@ -250,54 +249,44 @@ def test_cli(tmp_path, capsys):
 # ---------------------------------------------------------------------------------------------- oracle
 
 
-@pytest.fixture
-def llamacpp():
-    """The llama.cpp module (built for portable AVX2 by the Makefile, so its repacked kernels run)."""
-    import llama_cpp
+def _logits(path, text="Hello world, the quick brown fox"):
+    """llama.cpp's tokens (BOS added) and per-position logits for `text` on the file at `path`."""
+    from zinc.testing import oracle, oracle_tokenizer
 
-    return llama_cpp
-
-
-def _logits(llama_cpp, path, text=b"Hello world, the quick brown fox"):
-    llm = llama_cpp.Llama(str(path), n_ctx=64, logits_all=True, verbose=False, n_gpu_layers=0)
-    toks = llm.tokenize(text, add_bos=True)
-    llm.eval(toks)
-    out = np.asarray(llm.scores[: len(toks)]).copy()
-    llm.close()
-    return toks, out
+    toks = oracle_tokenizer.tokenize(path, text, add_special=True)
+    return toks, oracle.logits(path, toks)[0]
 
 
 @pytest.mark.oracle
 @pytest.mark.parametrize("name", TINY)
-def test_llama_cpp_loads(written, llamacpp, name):
-    toks32, s32 = _logits(llamacpp, written[(name, "F32")][0])
-    toks4, s4 = _logits(llamacpp, written[(name, "Q4_K_M")][0])
+def test_llama_cpp_loads(written, name):
+    toks32, s32 = _logits(written[(name, "F32")][0])
+    toks4, s4 = _logits(written[(name, "Q4_K_M")][0])
     assert toks32 == toks4 and len(toks32) > 4
     assert np.isfinite(s32).all() and np.isfinite(s4).all()
     assert s32.std() > 0.05 and s4.std() > 0.05
 
 
 @pytest.mark.oracle
-def test_llama_cpp_quantized_twin(written, llamacpp):
+def test_llama_cpp_quantized_twin(written):
     """A Q4_K_M file quantized from the F32 values gives nearly the F32 model's logits."""
-    _, s32 = _logits(llamacpp, written[("qwen3-tiny", "F32")][0])
-    _, s4 = _logits(llamacpp, written[("qwen3-tiny", "Q4_K_M/f32")][0])
+    _, s32 = _logits(written[("qwen3-tiny", "F32")][0])
+    _, s4 = _logits(written[("qwen3-tiny", "Q4_K_M/f32")][0])
     assert np.corrcoef(s32.ravel(), s4.ravel())[0, 1] > 0.9
 
 
 @pytest.mark.oracle
 @pytest.mark.parametrize("name", ["qwen35moe-tiny", "gemma4moe-tiny", "gpt-oss-tiny", "llama3-tiny"])
-def test_types_match_llama_quantize(tmp_path, llamacpp, name):
+def test_types_match_llama_quantize(tmp_path, name):
     """Our per-tensor types equal what llama.cpp's quantizer picks for the same F16 model."""
+    from zinc.testing import oracle
+
     p = get_preset(name)
     src = write_model(tmp_path / "f16.gguf", p, ftype="F16").path
     for ft in ("Q4_K_M", "Q5_K_M", "MXFP4_MOE"):
-        dst = tmp_path / f"{ft}.gguf"
-        params = llamacpp.llama_model_quantize_default_params()
-        params.ftype, params.nthread = FTYPES[ft][0], 2
-        assert llamacpp.llama_model_quantize(str(src).encode(), str(dst).encode(), ctypes.byref(params)) == 0
+        dst = oracle.quantize(src, tmp_path / f"{ft}.gguf", FTYPES[ft][0])
         with GGUFFile(dst) as g:
             theirs = {n: t.ggml_type for n, t in g.tensors.items()}
             assert g.metadata["general.file_type"] == FTYPES[ft][0]
         assert theirs == {t.spec.name: t.ggml_type for t in plan(p, ft)}, ft
-    assert math.isfinite(_logits(llamacpp, dst)[1].sum())
+    assert math.isfinite(_logits(dst)[1].sum())
