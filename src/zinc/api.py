@@ -68,7 +68,7 @@ class Model:
         if self._tokenizer is None:
             from zinc.tokenizer import Tokenizer
 
-            self._tokenizer = Tokenizer.from_gguf(self.path)
+            self._tokenizer = Tokenizer.from_metadata(self.metadata, source=str(self.path))
         return self._tokenizer
 
     def tokenize(self, text: str, add_special: bool = True, parse_special: bool = False) -> list[int]:
