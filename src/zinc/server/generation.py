@@ -17,7 +17,7 @@ from zinc.engine.generate import chat_template, render_chat, sampling_params
 from zinc.server import grammar
 from zinc.server.openai import (APIError, GenRequest, chat_chunk, chat_logprobs, completion_chunk,
                                 completion_logprobs, new_id, now)
-from zinc.tokenizer.parsing import collect, family_of, parser_for
+from zinc.tokenizer.parsing import family_of, parser_for
 
 
 class _Choice:

@@ -35,8 +35,8 @@ class GrammarError(ValueError):
 
 def available() -> bool:
     try:
-        import llguidance  # noqa: F401
-    except ImportError:
+        _llg()
+    except GrammarError:
         return False
     return True
 
@@ -46,7 +46,7 @@ def _llg():
         import llguidance
     except ImportError:
         raise GrammarError("constrained decoding needs the llguidance package "
-                           "(pip install 'zinc-llm[grammar]')") from None
+                           "(pip install llguidance; a default dependency of zinc-llm)") from None
     return llguidance
 
 
@@ -94,7 +94,7 @@ def grammar_for_response_format(rf: Any) -> str | None:
     kind = rf["type"]
     if kind == "text":
         return None
-    llg = _llg()
+    _llg()  # a clear error when llguidance is missing, before any schema work
     if kind == "json_object":
         return _schema_grammar({"type": "object"})
     if kind == "json_schema":
