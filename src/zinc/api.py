@@ -81,8 +81,8 @@ class Model:
     def new_cache(self, n_ctx: int | None = None, dtype: str | None = None) -> KVCache:
         """An empty cache (KV cells, recurrent state) for one sequence of up to `n_ctx` tokens (default: n_ctx).
 
-        `dtype` of the KV cells: "f32" or "f16"; by default the backend's `kv_dtype` (else "f32")."""
-        dtype = dtype or getattr(self.ops, "kv_dtype", "f32")
+        `dtype` of the KV cells: "f32" or "f16"; by default the backend's `kv_dtype`."""
+        dtype = dtype or self.ops.kv_dtype
         return KVCache(self.ops, self.arch.cache_layout(self.config), n_ctx or self.n_ctx, self.n_ubatch, dtype)
 
     def forward(self, ids: Iterable[int], cache: KVCache, last_only: bool = False) -> np.ndarray:
@@ -93,20 +93,13 @@ class Model:
             chunk = ids[s:s + self.n_ubatch]
             batch = Batch.make(self.ops, chunk, cache.n_past, last_only=last_only)
             cache.begin(batch.pos_host)
-            out = self._step(batch, cache)
+            out = self.ops.run_step(self.arch.forward, self.config, self.weights, batch, cache)
             cache.end()
             if not last_only:
                 result[s:s + len(chunk)] = self.ops.to_numpy(out)
             elif s + len(chunk) == len(ids):
                 result[:] = self.ops.to_numpy(out)
         return result
-
-    def _step(self, batch: Batch, cache: KVCache) -> Any:
-        """One forward step; a backend with `run_step` (CUDA: graph replay of decode) runs it itself."""
-        run_step = getattr(self.ops, "run_step", None)
-        if run_step is not None:
-            return run_step(self.arch.forward, self.config, self.weights, batch, cache)
-        return self.arch.forward(self.ops, self.config, self.weights, batch, cache)
 
     def logits(self, ids: Iterable[int]) -> np.ndarray:
         """Teacher-forced logits (len(ids), n_vocab) float32, from an empty context."""

@@ -100,10 +100,12 @@ class Ops(Protocol):
     """The op set of a backend. Arrays in and out are the backend's own type."""
 
     name: str
+    kv_dtype: str  # default type of KV cache cells: "f32" or "f16"
 
     # -- memory ---------------------------------------------------------------------------------
     def upload(self, qt: QTensor) -> Weight: ...
     def from_numpy(self, a: np.ndarray) -> Array: ...
+    def overwrite(self, dst: Array, a: np.ndarray) -> Array: ...  # dst's contents replaced by a
     def to_numpy(self, x: Array) -> np.ndarray: ...
     def zeros(self, shape: tuple[int, ...], dtype: str) -> Array: ...  # dtype: "f32" "f16" "i32"
     def full(self, shape: tuple[int, ...], value: float, dtype: str) -> Array: ...
@@ -170,12 +172,24 @@ class Ops(Protocol):
     def rope_kv_write(self, k: Array, v: Array, pos: Array, p: RopeParams, freq_factors: Array | None,
                       cache_k: Array, cache_v: Array, cache_pos: Array, slots: Array) -> Array: ...
     def gated_delta_net(self, q: Array, k: Array, v: Array, g: Array, beta: Array, state: Array) -> Array: ...
+    def run_step(self, forward: Any, cfg: Any, weights: Any, batch: Any, cache: Any) -> Array: ...
+    # one whole model step: `forward(ops, cfg, weights, batch, cache)` unless the backend replays it
 
 
 class BaseOps:
     """Default compositions of the fused ops; backends subclass this and implement the rest."""
 
     name = "base"
+    kv_dtype = "f32"  # the KV cache cells' type when the caller does not choose one
+
+    def run_step(self, forward, cfg, weights, batch, cache):
+        """One model step; a backend may run it its own way (CUDA replays a captured decode graph)."""
+        return forward(self, cfg, weights, batch, cache)
+
+    def overwrite(self, dst, a: np.ndarray):
+        """The array to use in place of `dst` holding `a`: a new one here; a backend whose captured
+        steps hold `dst`'s address copies into it and returns it."""
+        return self.from_numpy(a)
 
     def add_rms_norm(self, x, r, w, eps):
         """(x + r, rms_norm(x + r) * w): the residual add followed by the next norm."""

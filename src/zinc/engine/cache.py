@@ -148,18 +148,10 @@ class KVCache:
     def reset(self) -> None:
         """Forget every token (the KV buffers are kept and reused, recurrent state is zeroed)."""
         for lk in self.kv_layers:
-            self._set_pos(lk, np.full((lk.size,), -1, np.int32))
+            lk.pos = self.ops.overwrite(lk.pos, np.full((lk.size,), -1, np.int32))
         for ls in self.recurrent_layers:
             ls.reset()
         self.n_past = self._pending = 0
-
-    def _set_pos(self, lk: LayerKV, values: np.ndarray) -> None:
-        """Replace a layer's cell positions, in place where the backend can (captured graphs keep the buffer)."""
-        copy = getattr(self.ops, "copy_from_numpy", None)
-        if copy is not None:
-            copy(lk.pos, values)
-        else:
-            lk.pos = self.ops.from_numpy(values)
 
     def truncate(self, n: int) -> None:
         """Keep the first `n` tokens only (to re-evaluate from there); ring layers need their window kept."""
@@ -178,5 +170,5 @@ class KVCache:
         for lk in self.kv_layers:
             p = self.ops.to_numpy(lk.pos).copy()
             p[p >= n] = -1
-            self._set_pos(lk, p.astype(np.int32))
+            lk.pos = self.ops.overwrite(lk.pos, p.astype(np.int32))
         self.n_past = self._pending = n

@@ -65,9 +65,10 @@ class CudaOps(BaseOps):
     def from_numpy(self, a: np.ndarray) -> torch.Tensor:
         return torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
 
-    def copy_from_numpy(self, dst: torch.Tensor, a: np.ndarray) -> None:
-        """Overwrite `dst` in place (its address stays, so captured graphs keep seeing it)."""
+    def overwrite(self, dst: torch.Tensor, a: np.ndarray) -> torch.Tensor:
+        """Copy `a` into `dst` in place (its address stays, so captured graphs keep seeing it)."""
         dst.copy_(torch.from_numpy(np.ascontiguousarray(a)).view(dst.shape))
+        return dst
 
     def to_numpy(self, x: torch.Tensor) -> np.ndarray:
         return x.detach().cpu().numpy()
