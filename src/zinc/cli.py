@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from zinc import __version__
-from zinc.machine import _cpu_name, choose_backend, device_memory, host_info, probe_backends, probe_cuda
+from zinc.machine import choose_backend, device_memory, host_info, probe_backends, probe_cuda
 from zinc.options import BACKENDS, RuntimeOptions
 
 NOT_YET: dict[str, str] = {}
@@ -523,10 +523,6 @@ def _int_list(text: str) -> list[int]:
     return values
 
 
-def _device_name(ops: Any) -> str:
-    return getattr(ops, "device_name", None) or (_cpu_name() if ops.name == "cpu" else ops.name)
-
-
 def cmd_bench(args: argparse.Namespace) -> int:
     from zinc.bench import format_table, run_bench
 
@@ -535,7 +531,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     model = load_model(args, opts, min_ctx=need)
     ftype = model.metadata.get("general.file_type")
     res = run_bench(model, n_prompt=args.n_prompt, n_gen=args.n_gen, depths=args.depth,
-                    repetitions=args.repetitions, device=_device_name(model.ops),
+                    repetitions=args.repetitions, device=model.ops.device_name,
                     quant=FILE_TYPES.get(int(ftype)) if ftype is not None else None, log=log)
     print(json.dumps(res, indent=1) if args.json else format_table(res))
     return 0
@@ -640,7 +636,7 @@ def cmd_serve(args: argparse.Namespace, open_browser: bool = False) -> int:
 
     config = ServerConfig(api_key=api_key, cors_origins=tuple(args.cors or ()), max_body_bytes=args.max_body,
                           limits=Limits(max_tokens=args.max_tokens), endpoint=opts.endpoint,
-                          backend=model.ops.name, device=_device_name(model.ops))
+                          backend=model.ops.name, device=model.ops.device_name)
     app, host = build(model, model_id, store=ModelStore(opts.home), loader=loader, config=config,
                       max_running=args.parallel)
     shown = f"[{args.host}]" if ":" in args.host else args.host

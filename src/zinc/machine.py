@@ -38,7 +38,8 @@ def _sysconf(name: str) -> int | None:
         return None
 
 
-def _cpu_name() -> str:
+def cpu_name() -> str:
+    """The CPU model name (from /proc/cpuinfo where there is one)."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
             for line in f:
@@ -55,7 +56,7 @@ def host_info() -> dict[str, Any]:
     total = mi.get("MemTotal") or ((_sysconf("SC_PHYS_PAGES") or 0) * page) or None
     avail = mi.get("MemAvailable") or ((_sysconf("SC_AVPHYS_PAGES") or 0) * page) or None
     return {"os": platform.platform(), "python": f"{platform.python_version()} ({platform.python_implementation()})",
-            "cpu": _cpu_name(), "cores": os.cpu_count(), "ram_total": total, "ram_available": avail}
+            "cpu": cpu_name(), "cores": os.cpu_count(), "ram_total": total, "ram_available": avail}
 
 
 def _implemented_backends() -> set[str]:

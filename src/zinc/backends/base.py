@@ -100,6 +100,7 @@ class Ops(Protocol):
     """The op set of a backend. Arrays in and out are the backend's own type."""
 
     name: str
+    device_name: str  # what the backend runs on, e.g. the GPU's or the CPU's model name
     kv_dtype: str  # default type of KV cache cells: "f32" or "f16"
 
     # -- memory ---------------------------------------------------------------------------------
@@ -180,6 +181,7 @@ class BaseOps:
     """Default compositions of the fused ops; backends subclass this and implement the rest."""
 
     name = "base"
+    device_name = "unknown device"
     kv_dtype = "f32"  # the KV cache cells' type when the caller does not choose one
 
     def run_step(self, forward, cfg, weights, batch, cache):

@@ -66,6 +66,12 @@ class CpuOps(BaseOps):
 
     name = "cpu"
 
+    @property
+    def device_name(self) -> str:
+        from zinc.machine import cpu_name
+
+        return cpu_name()
+
     def __init__(self, dequant_budget: int = 8 << 30, gelu: str = "table") -> None:
         if gelu not in ("table", "exact"):
             raise ValueError(f"gelu must be 'table' or 'exact', got {gelu!r}")

@@ -93,6 +93,7 @@ class VulkanOps(BaseOps):
         if gelu not in ("table", "exact"):
             raise ValueError(f"gelu must be 'table' or 'exact', got {gelu!r}")
         self.dev = Device(allow_cpu_adapter=allow_cpu_adapter)
+        self.device_name = str(self.dev.info.get("device") or "Vulkan adapter")
         self.gelu_mode = gelu
         self._cpu = CpuOps(gelu=gelu)
         self._dummy = self.dev.buffer(16)  # unused read-only bindings
