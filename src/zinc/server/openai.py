@@ -328,17 +328,17 @@ def completion_logprobs(items: list, detok: Any, offset: int = 0) -> dict:
     return {"tokens": tokens, "token_logprobs": lps, "top_logprobs": tops, "text_offset": offs}
 
 
-def chat_chunk(cid: str, created: int, model: str, choices: list[dict], usage: dict | None = None) -> dict:
-    d = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
-         "system_fingerprint": "zinc", "choices": choices}
+def _chunk(obj: str, cid: str, created: int, model: str, choices: list[dict], usage: dict | None) -> dict:
+    d = {"id": cid, "object": obj, "created": created, "model": model, "system_fingerprint": "zinc",
+         "choices": choices}
     if usage is not None:
         d["usage"] = usage
     return d
+
+
+def chat_chunk(cid: str, created: int, model: str, choices: list[dict], usage: dict | None = None) -> dict:
+    return _chunk("chat.completion.chunk", cid, created, model, choices, usage)
 
 
 def completion_chunk(cid: str, created: int, model: str, choices: list[dict], usage: dict | None = None) -> dict:
-    d = {"id": cid, "object": "text_completion", "created": created, "model": model,
-         "system_fingerprint": "zinc", "choices": choices}
-    if usage is not None:
-        d["usage"] = usage
-    return d
+    return _chunk("text_completion", cid, created, model, choices, usage)
