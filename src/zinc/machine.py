@@ -121,7 +121,15 @@ def _wgpu_adapter(out: dict[str, Any]) -> None:
         info = dict(info or {})
         name = info.get("device") or info.get("description") or "GPU adapter"
         driver = " ".join(str(info.get(k)) for k in ("backend_type", "adapter_type", "description") if info.get(k))
-        out["devices"].append({"name": name, "memory": None, "memory_free": None,
+        feats = sorted(str(f) for f in getattr(adapter, "features", ()))
+        lim = dict(getattr(adapter, "limits", {}) or {})
+        shown = [f for f in feats if f.startswith(("subgroup", "timestamp-query", "shader-f16"))]
+        driver += (f"; features: {', '.join(shown) or 'none of subgroup/timestamp-query/shader-f16'}"
+                   f"; max storage binding {int(lim.get('max-storage-buffer-binding-size', 0)) >> 20} MiB, "
+                   f"max workgroup {lim.get('max-compute-invocations-per-workgroup', '?')} invocations, "
+                   f"{int(lim.get('max-compute-workgroup-storage-size', 0)) >> 10} KiB workgroup memory")
+        out["devices"].append({"name": name, "memory": None, "memory_free": None, "features": feats,
+                               "limits": {k: v for k, v in lim.items() if "compute" in k or "storage" in k},
                                "driver": f"{driver}, wgpu {getattr(wgpu, '__version__', '?')}".strip(", ")})
         if str(info.get("adapter_type", "")).lower() == "cpu":
             out["reason"] = (f"only a software (CPU) adapter was found ({name}); it is never picked "

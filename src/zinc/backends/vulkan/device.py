@@ -24,6 +24,7 @@ WGSL has no preprocessor; shader files use `{{NAME}}` placeholders that `pipelin
 
 from __future__ import annotations
 
+import os
 import re
 import struct
 import sys
@@ -47,6 +48,8 @@ def shader_source(name: str) -> str:
 MAX_GROUPS = 65535  # per grid dimension
 _KEEP_GENS = 2  # flushes a free pooled buffer survives without being taken
 _MAX_CACHED = 16384  # uniforms / bind groups kept before the cache is cleared
+SUBMIT_EVERY = 96
+_OPTIONAL_FEATURES = ("subgroup", "timestamp-query", "timestamp-query-inside-passes")
 _PREFERENCE = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "Unknown": 3, "CPU": 4}
 
 
@@ -57,6 +60,10 @@ def _import_wgpu() -> Any:
         raise BackendUnavailableError(
             f"the vulkan backend needs wgpu (pip install 'zinc-llm[vulkan]'): {e}") from None
     return wgpu
+
+
+def _env_off(name: str) -> bool:
+    return os.environ.get(name, "") not in ("", "0")
 
 
 def _adapter_type(adapter: Any) -> str:
@@ -106,7 +113,14 @@ class Device:
         wanted = {k: lim[k] for k in ("max-storage-buffer-binding-size", "max-buffer-size",
                                       "max-storage-buffers-per-shader-stage", "max-compute-workgroup-storage-size")
                   if k in lim}
-        self.device = self.adapter.request_device_sync(required_limits=wanted)
+        feats = set(self.adapter.features)
+        self.features = sorted(f for f in _OPTIONAL_FEATURES if f in feats)
+        self.device = self.adapter.request_device_sync(required_features=self.features, required_limits=wanted)
+        self.subgroups = "subgroup" in self.features and not _env_off("ZINC_VK_NO_SUBGROUPS")
+        info = dict(self.adapter.info)  # wgpu 0.32 spells the key "stackgroup_min_size"
+        self.subgroup_min = int(info.get("subgroup_min_size") or info.get("stackgroup_min_size") or 0)
+        if info.get("vendor_id") == 0x10DE:  # NVIDIA: always 32 (wgpu 0.32 reports 4..128 there)
+            self.subgroup_min = 32
         self.max_binding = int(lim.get("max-storage-buffer-binding-size", 128 << 20))
         self.info = dict(self.adapter.info)
         self._modules: dict[str, Any] = {}
@@ -126,6 +140,11 @@ class Device:
         self.n_bind_groups_created = 0
         self.n_dispatches = 0
         self.n_submits = 0
+        self._prof: dict[str, Any] | None = None  # see start_profile
+        # submit the pending commands every this many dispatches (0: only at flush), so the GPU runs
+        # the start of a step while Python still records the rest of it
+        self.submit_every = int(os.environ.get("ZINC_VK_SUBMIT_EVERY", SUBMIT_EVERY))
+        self._n_pending = 0
 
     # -- buffers ------------------------------------------------------------------------------------
     def _create(self, size: int) -> Any:
@@ -249,8 +268,10 @@ class Device:
             if "{{" in src:
                 raise ValueError(f"shader {shader}.wgsl has unfilled placeholders")
             module = self.device.create_shader_module(code=src, label=shader)
+            tag = "".join(f"/{v[3:].split()[0].rstrip(':')}" for k, v in sorted((subs or {}).items())
+                          if k.startswith("DEQUANT") and v.startswith("// "))
             p = self.device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": entry},
-                                                    label=f"{shader}:{entry}")
+                                                    label=f"{shader}{tag}:{entry}")
             self._pipelines[key] = p
         return p
 
@@ -259,11 +280,28 @@ class Device:
         cp = self._pass
         if cp is None:
             cp = self._pass = self._enc().begin_compute_pass()
+            if self._prof is not None:
+                self._stamp(cp, None)
         cp.set_pipeline(pipeline)
         cp.set_bind_group(0, self._bind_group(pipeline, buffers))
         cp.dispatch_workgroups(*groups)
+        if self._prof is not None:
+            self._stamp(cp, f"{pipeline.label} {groups[0] * groups[1] * groups[2]}")
         self._keep.append(buffers)
         self.n_dispatches += 1
+        self._n_pending += 1
+        if self._n_pending >= self.submit_every > 0 and self._prof is None:
+            self._submit()
+
+    def _submit(self) -> None:
+        """Submit what is recorded so far and keep recording the same step into a new encoder (step
+        memos and the buffer pool are untouched: nothing here is reused before the step's flush)."""
+        self._end_pass()
+        self.device.queue.submit([self._encoder.finish()])
+        self._encoder = None
+        self._keep = []
+        self._n_pending = 0
+        self.n_submits += 1
 
     def _bind_group(self, pipeline: Any, buffers: Sequence[Any]) -> Any:
         """The cached bind group of `buffers` for `pipeline`; an entry dies with any of its buffers."""
@@ -284,6 +322,48 @@ class Device:
         groups[key] = (bg, tuple(weakref.ref(b, drop) for b in buffers))
         return bg
 
+    # -- GPU timing (timestamp queries between dispatches; profiling only) --------------------------------
+    def start_profile(self, capacity: int = 4096) -> None:
+        """Time every dispatch on the GPU from now on (needs 'timestamp-query-inside-passes'): the time
+        between the timestamps written before and after it goes to its shader's entry in `profile`.
+        Every flush then waits for the GPU; this is for measuring, never for serving."""
+        if "timestamp-query-inside-passes" not in self.features:
+            raise RuntimeError("the adapter cannot write timestamps inside compute passes")
+        self.flush()
+        u = self.wgpu.BufferUsage
+        self._prof = {"qs": self.device.create_query_set(type="timestamp", count=capacity), "cap": capacity,
+                      "resolve": self.device.create_buffer(size=8 * capacity, usage=u.QUERY_RESOLVE | u.COPY_SRC),
+                      "staging": self.device.create_buffer(size=8 * capacity, usage=u.MAP_READ | u.COPY_DST),
+                      "labels": [], "ns": {}, "count": {}, "steps": 0}
+
+    def stop_profile(self) -> dict[str, Any]:
+        """{"steps": flushes timed, "ns": shader -> GPU ns, "count": shader -> dispatches}; stops timing."""
+        self.flush()
+        prof, self._prof = self._prof, None
+        return {k: prof[k] for k in ("steps", "ns", "count")} if prof else {}
+
+    def _stamp(self, cp: Any, label: str | None) -> None:
+        from wgpu.backends.wgpu_native.extras import write_timestamp
+        prof = self._prof
+        if len(prof["labels"]) >= prof["cap"]:
+            raise RuntimeError("profile: more timestamps in one step than the query set holds")
+        write_timestamp(cp, prof["qs"], len(prof["labels"]))
+        prof["labels"].append(label)
+
+    def _collect(self, prof: dict[str, Any]) -> None:
+        n = len(prof["labels"])
+        prof["staging"].map_sync(self.wgpu.MapMode.READ, 0, 8 * n)
+        t = np.frombuffer(prof["staging"].read_mapped(0, 8 * n), np.uint64).astype(np.int64)
+        prof["staging"].unmap()
+        for i in range(1, n):
+            label = prof["labels"][i]
+            if label is not None:
+                name = label.split(":")[0] + " " + label.split()[-1]  # shader/types groups
+                prof["ns"][name] = prof["ns"].get(name, 0) + int(t[i] - t[i - 1])
+                prof["count"][name] = prof["count"].get(name, 0) + 1
+        prof["labels"] = []
+        prof["steps"] += 1
+
     def _enc(self) -> Any:
         if self._encoder is None:
             self._encoder = self.device.create_command_encoder()
@@ -298,9 +378,17 @@ class Device:
         """Submit the pending command encoder (one command buffer) if anything was recorded."""
         if self._encoder is not None:
             self._end_pass()
+            prof = self._prof
+            if prof is not None and prof["labels"]:
+                n = len(prof["labels"])
+                self._encoder.resolve_query_set(prof["qs"], 0, n, prof["resolve"], 0)
+                self._encoder.copy_buffer_to_buffer(prof["resolve"], 0, prof["staging"], 0, 8 * n)
             self.device.queue.submit([self._encoder.finish()])
             self._encoder = None
             self._keep = []
+            self._n_pending = 0
             self.n_submits += 1
+            if prof is not None and prof["labels"]:
+                self._collect(prof)
         self._step_memo = {}
         self._reclaim_due = True

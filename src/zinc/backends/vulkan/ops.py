@@ -31,8 +31,8 @@ import numpy as np
 
 from zinc.backends.base import BaseOps, QTensor, RopeParams
 from zinc.backends.cpu.ops import CpuOps, rope_cache
-from zinc.backends.vulkan.device import Device, grid
-from zinc.backends.vulkan.weights import DEQUANT, VkWeight, dequant_src, repack
+from zinc.backends.vulkan.device import Device, grid, shader_source
+from zinc.backends.vulkan.weights import DEQUANT, MATVEC, VkWeight, dequant_src, matvec_src, repack
 from zinc.gguf.constants import GGMLType
 
 _NP = {"f32": np.float32, "f16": np.float32, "i32": np.int32}
@@ -43,6 +43,8 @@ _UNARY = {"scale": "x * s", "softcap": "tanh(x * (1.0 / s)) * s", "sigmoid": "1.
 _GLU = {"silu": "g / (1.0 + exp(-g)) * u", "gelu": "gelu(g) * u", "gelu_table": "gelu_table(g) * u",
         "swiglu_oai": "swiglu_oai(g, u)"}
 _GATING = {"softmax": 0, "sigmoid": 1, "softmax_weight": 2}
+# decode matvec shape per kernel: L lanes per row, R rows per lane, S row slots per workgroup
+MATVEC_CONFIG = {"matvec": (32, 1, 2), "matvec_glu": (32, 1, 2)}
 
 
 class VkArray:
@@ -96,6 +98,7 @@ class VulkanOps(BaseOps):
         self.device_name = str(self.dev.info.get("device") or "Vulkan adapter")
         self.gelu_mode = gelu
         self._cpu = CpuOps(gelu=gelu)
+        self.matvec = dict(MATVEC_CONFIG)  # (lanes per row L, rows per lane R, row slots per workgroup S)
         self._dummy = self.dev.buffer(16)  # unused read-only bindings
         self._dummy_w = self.dev.buffer(16)  # unused writable bindings
 
@@ -187,12 +190,38 @@ class VulkanOps(BaseOps):
         T = x.size // K
         nchunk, n_tiles = -(-K // 32), -(-T // 4)
 
+        if T == 1 and w.ggml_type in MATVEC and x.dtype == "f32":
+            def record(out: VkArray, bias: Any = None) -> VkArray:
+                self._matvec("matvec", x, (w,), out, bias, {})
+                return out
+            return self._deferred((*x.shape[:-1], N), record, "matmul")
+
         def record(out: VkArray, bias: Any = None) -> VkArray:
             u = self.dev.uniform("IIIIIII", N, K, T, w.row_words, nchunk, n_tiles, int(bias is not None))
             bufs = [x.buf, w.buf, out._buf, bias.buf if bias is not None else self._dummy]
             self._run("matmul", u, bufs, grid(N * n_tiles), {"DEQUANT": dequant_src(w)})
             return out
         return self._deferred((*x.shape[:-1], N), record, "matmul")
+
+    def _matvec(self, kernel: str, x: VkArray, ws: tuple[VkWeight, ...], out: VkArray, bias: Any,
+                subs: dict[str, str]) -> None:
+        """y = W @ x for one token with the vec4 matvec kernel (matvec_glu: ws = (gate, up))."""
+        w = ws[0]
+        N, K = w.shape[0], w.shape[-1]
+        L, R, S = self.matvec[kernel]
+        sg = self.dev.subgroups and self.dev.subgroup_min >= L
+        subs = {**subs, "L": str(L), "R": str(R), "S": str(S), "WG": str(L * S), "UNIT": matvec_src(w),
+                "REDUCE": shader_source(f"lib/mv_reduce_{'sg' if sg else 'wg'}.wgsl"),
+                "SG_ARGS": (", @builtin(subgroup_id) sg_id: u32, @builtin(subgroup_size) sg_size: u32, "
+                            "@builtin(subgroup_invocation_id) sg_lane: u32") if sg else "",
+                "THREAD": "sg_id * sg_size + sg_lane" if sg else "lid"}
+        if len(ws) > 1:
+            subs["UNIT2"] = matvec_src(ws[1], "2")
+        u = self.dev.uniform("IIIII", N, K, w.row_words // 4, MATVEC[w.ggml_type][1](K), int(bias is not None))
+        bufs = [x.buf, *(v.buf for v in ws), out._buf]
+        if len(ws) == 1:
+            bufs.append(bias.buf if bias is not None else self._dummy)
+        self._run(kernel, u, bufs, grid(-(-N // (R * S))), subs)
 
     def _deferred(self, shape: tuple[int, ...], record: Any, kind: str, *info: Any) -> VkArray:
         """An output whose producing dispatch `record(out, bias=None)` runs on first use or fused."""
@@ -222,8 +251,12 @@ class VulkanOps(BaseOps):
         if len(w_gate.shape) != 2 or w_gate.shape != w_up.shape or x.shape[-1] != K or act not in _GLU:
             return super().matmul_glu(x, w_gate, w_up, act)
         T = x.size // K
-        n_tiles = -(-T // 4)
         y = self._new((*x.shape[:-1], N))
+        if (T == 1 and w_gate.ggml_type in MATVEC and w_up.ggml_type == w_gate.ggml_type
+                and w_up.row_words == w_gate.row_words):
+            self._matvec("matvec_glu", x, (w_gate, w_up), y, None, {"EXPR": _GLU[self._act(act)]})
+            return y
+        n_tiles = -(-T // 4)
         u = self.dev.uniform("IIIIIII", N, K, T, w_gate.row_words, -(-K // 32), n_tiles, w_up.row_words)
         subs = {"DEQUANT": dequant_src(w_gate), "DEQUANT2": dequant_src(w_up, "2"), "EXPR": _GLU[self._act(act)]}
         self._run("matmul_glu", u, [x.buf, w_gate.buf, w_up.buf, y.buf], grid(N * n_tiles), subs)

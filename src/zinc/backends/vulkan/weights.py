@@ -3,8 +3,8 @@
 WGSL has no 8- or 16-bit storage, so every block is made u32-aligned at upload: F32 as is; F16 and
 BF16 as pairs per word (rows padded to an even length); Q4_K (144 bytes) and Q5_K (176 bytes) as
 is; Q8_0, Q4_0, Q5_0 with 2 zero bytes after the f16 scale (9, 5, 6 words a block); MXFP4 with 3
-zero bytes after the exponent byte (5 words); Q6_K with 2 zero bytes after each 210-byte block
-(53 words). One WGSL dequantizer per type (`shaders/dequant_<type>.wgsl`) yields 32-element
+zero bytes after the exponent byte (5 words); Q6_K split by field across the row (all ql, all qh, all
+scales, all d's; row padded to 16 bytes), so the decode matvec reads aligned 16-byte words. One WGSL dequantizer per type (`shaders/dequant_<type>.wgsl`) yields 32-element
 chunks of a row and is spliced into the matmul, matmul-experts and embed kernels.
 """
 
@@ -24,7 +24,9 @@ DEQUANT = {GGMLType.F32: "f32", GGMLType.F16: "f16", GGMLType.BF16: "bf16", GGML
            GGMLType.Q6_K: "q6_k", GGMLType.MXFP4: "mxfp4"}
 # block bytes, where zero padding goes inside the block, how many zero bytes
 _PAD = {GGMLType.Q8_0: (34, 2, 2), GGMLType.Q4_0: (18, 2, 2), GGMLType.Q5_0: (22, 2, 2),
-        GGMLType.MXFP4: (17, 1, 3), GGMLType.Q6_K: (210, 210, 2)}
+        GGMLType.MXFP4: (17, 1, 3)}
+# per ggml type with a decode matvec kernel (shaders/mv_<name>.wgsl): its 16-byte units per row of K
+MATVEC = {GGMLType.Q4_K: ("q4_k", lambda K: K // 256 * 8), GGMLType.Q6_K: ("q6_k", lambda K: K // 256 * 4)}
 
 
 class VkWeight:
@@ -47,7 +49,24 @@ def repack(qt: QTensor) -> tuple[np.ndarray, int]:
         blocks = rows.reshape(rows.shape[0], -1, bsz)
         pad = np.zeros((*blocks.shape[:2], n), np.uint8)
         rows = np.concatenate([blocks[..., :at], pad, blocks[..., at:]], axis=2).reshape(rows.shape[0], -1)
+    if t == GGMLType.Q6_K:
+        b = rows.reshape(rows.shape[0], -1, 210)
+        rows = np.concatenate([b[..., :128].reshape(len(b), -1), b[..., 128:192].reshape(len(b), -1),
+                               b[..., 192:208].reshape(len(b), -1), b[..., 208:].reshape(len(b), -1),
+                               np.zeros((len(b), -rows.shape[1] % 16), np.uint8)], axis=1)
     return rows, rows.shape[1] // 4
+
+
+def matvec_src(w: VkWeight, suffix: str = "") -> str | None:
+    """The WGSL matvec unit of `w`'s type (helpers, then mv_word and mv_dot; with a suffix only those
+    two, renamed, on buffer W<suffix>), or None when the type has no matvec kernel."""
+    if w.ggml_type not in MATVEC:
+        return None
+    src = shader_source(f"mv_{MATVEC[w.ggml_type][0]}.wgsl")
+    if suffix:
+        src = (src.split("// -- dot", 1)[1].replace("W[", f"W{suffix}[").replace("mv_dot(", f"mv_dot{suffix}(")
+               .replace("mv_word(", f"mv_word{suffix}("))
+    return src
 
 
 def dequant_src(w: VkWeight, suffix: str = "") -> str:

@@ -5,21 +5,21 @@ struct Params { D: u32, rows: u32, has_w: u32, eps: f32 }
 @group(0) @binding(2) var<storage, read> Wt: array<f32>;
 @group(0) @binding(3) var<storage, read_write> Y: array<f32>;
 
-// #include "lib/sum64.wgsl"
+// #include "lib/sum256.wgsl"
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
     let row = wid.x + wid.y * nwg.x;
     let base = row * P.D;
     var s = 0.0;
     if (row < P.rows) {
-        for (var i = tid; i < P.D; i += 64u) { let v = X[base + i]; s += v * v; }
+        for (var i = tid; i < P.D; i += 256u) { let v = X[base + i]; s += v * v; }
     }
-    let total = sum64(tid, s);
+    let total = sum256(tid, s);
     if (row >= P.rows) { return; }
     let r = 1.0 / sqrt(total / f32(P.D) + P.eps);
-    for (var i = tid; i < P.D; i += 64u) {
+    for (var i = tid; i < P.D; i += 256u) {
         var y = X[base + i] * r;
         if (P.has_w != 0u) { y *= Wt[i]; }
         Y[base + i] = y;

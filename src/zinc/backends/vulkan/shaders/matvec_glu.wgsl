@@ -1,0 +1,51 @@
+// y (N) = act(Wg @ x) * (Wu @ x) for one token: matvec.wgsl over the gate and up rows at once (both
+// weights of the same type and layout), the GLU applied by the lane that holds the row sums.
+struct Params { N: u32, K: u32, row_vec4: u32, units: u32, has_bias: u32 }
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> X: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> W: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read> W2: array<vec4<u32>>;
+@group(0) @binding(4) var<storage, read_write> Y: array<f32>;
+
+const L: u32 = {{L}}u;
+const R: u32 = {{R}}u;
+const S: u32 = {{S}}u;
+const WG: u32 = L * S;
+
+{{UNIT}}
+
+{{UNIT2}}
+
+{{REDUCE}}
+
+// #include "lib/activations.wgsl"
+
+fn act(g: f32, u: f32) -> f32 {
+    return {{EXPR}};
+}
+
+@compute @workgroup_size({{WG}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32 {{SG_ARGS}}) {
+    let t = {{THREAD}};
+    let lane = t % L;
+    let row0 = ((wid.x + wid.y * nwg.x) * S + t / L) * R;
+    var ag: array<f32, R>;
+    var au: array<f32, R>;
+    var wrow: array<u32, R>;
+    for (var r = 0u; r < R; r++) { wrow[r] = min(row0 + r, P.N - 1u) * P.row_vec4; }
+    for (var u = lane; u < P.units; u += L) {
+        for (var r = 0u; r < R; r++) {
+            ag[r] += mv_dot(wrow[r], u);
+            au[r] += mv_dot2(wrow[r], u);
+        }
+    }
+    reduce_rows(&ag, t);
+    reduce_rows(&au, t);
+    if (lane == 0u) {
+        for (var r = 0u; r < R; r++) {
+            let n = row0 + r;
+            if (n < P.N) { Y[n] = act(ag[r], au[r]); }
+        }
+    }
+}
