@@ -95,6 +95,18 @@ def _refcounts(items: list[Any]) -> list[int]:
 _ONLY_LISTED = _refcounts([object()])[0]  # the count of an object that only a list holds
 
 
+def _raw_pass_functions() -> tuple | None:
+    """wgpu-native's (set pipeline, set bind group, dispatch) C functions and NULL, for replays."""
+    if _env_off("ZINC_VK_NO_RAW"):
+        return None
+    try:
+        from wgpu.backends.wgpu_native._ffi import ffi, lib
+        return (lib.wgpuComputePassEncoderSetPipeline, lib.wgpuComputePassEncoderSetBindGroup,
+                lib.wgpuComputePassEncoderDispatchWorkgroups, ffi.NULL)
+    except (ImportError, AttributeError):
+        return None
+
+
 def grid(n: int) -> tuple[int, int, int]:
     """A 2-D workgroup grid covering `n` groups (kernels flatten it as x + y * nx)."""
     n = max(1, int(n))
@@ -145,6 +157,8 @@ class Device:
         # the start of a step while Python still records the rest of it
         self.submit_every = int(os.environ.get("ZINC_VK_SUBMIT_EVERY", SUBMIT_EVERY))
         self._n_pending = 0
+        self._rec: Any = None  # the Recording (replay.py) of the step being recorded
+        self._raw = _raw_pass_functions()
 
     # -- buffers ------------------------------------------------------------------------------------
     def _create(self, size: int) -> Any:
@@ -195,6 +209,8 @@ class Device:
         if pooled and raw:
             b = self.buffer(len(raw))
             self.device.queue.write_buffer(b, 0, raw)
+            if self._rec is not None:
+                self._rec.writes[id(b)] = b
             return b
         u = self.wgpu.BufferUsage
         self.n_buffers_created += 1
@@ -236,11 +252,16 @@ class Device:
             self._end_pass()
             self._enc().copy_buffer_to_buffer(src, src_off, dst, dst_off, nbytes)
             self._keep += [src, dst]
+            if self._rec is not None:
+                self._rec.cmds.append((None, src, src_off, dst, dst_off, nbytes))
+                self._rec.keep += [src, dst]
 
     def read(self, buf: Any, nbytes: int) -> bytes:
         """Flush the pending step and read `nbytes` of `buf` back to the host: the copy into a kept
         mappable staging buffer rides in the step's own command buffer (one submit, no new buffer)."""
         n = max(4, (int(nbytes) + 3) & ~3)
+        if self._rec is not None:
+            self._rec.refuse("the step reads a buffer back to the host")
         staging = self._staging.get(n)
         if staging is None:
             if len(self._staging) >= 4:
@@ -277,21 +298,73 @@ class Device:
 
     def dispatch(self, pipeline: Any, buffers: Sequence[Any], groups: tuple[int, int, int]) -> None:
         """Record one dispatch: binding i of group 0 is buffers[i] (uniform or storage)."""
+        bg = self._bind_group(pipeline, buffers)
+        self._keep.append(buffers)
+        if self._rec is not None:
+            self._rec.cmds.append((pipeline, bg, groups))
+            self._rec.keep.append(buffers)
+        self._dispatch(pipeline, bg, groups)
+
+    def _dispatch(self, pipeline: Any, bg: Any, groups: tuple[int, int, int]) -> None:
         cp = self._pass
         if cp is None:
             cp = self._pass = self._enc().begin_compute_pass()
             if self._prof is not None:
                 self._stamp(cp, None)
         cp.set_pipeline(pipeline)
-        cp.set_bind_group(0, self._bind_group(pipeline, buffers))
+        cp.set_bind_group(0, bg)
         cp.dispatch_workgroups(*groups)
         if self._prof is not None:
             self._stamp(cp, f"{pipeline.label} {groups[0] * groups[1] * groups[2]}")
-        self._keep.append(buffers)
         self.n_dispatches += 1
         self._n_pending += 1
         if self._n_pending >= self.submit_every > 0 and self._prof is None:
             self._submit()
+
+    # -- recorded steps (replay.py) ------------------------------------------------------------------------
+    def start_recording(self, rec: Any) -> None:
+        """Log every dispatch, copy and pooled host write into `rec` until `stop_recording`."""
+        self._rec = rec
+
+    def stop_recording(self) -> None:
+        self._rec = None
+
+    def replay(self, rec: Any, writes: list[tuple[Any, np.ndarray]]) -> None:
+        """Write the step inputs `writes` ((buffer, data) pairs), then re-issue `rec`'s commands.
+
+        Without profiling, dispatches go straight to wgpu-native's C functions (the Python wrappers
+        cost more than the calls): the commands were validated when the step was recorded."""
+        if self._encoder is not None:  # earlier commands must not see this step's inputs
+            self.flush()
+        write = self.device.queue.write_buffer
+        for buf, data in writes:
+            write(buf, 0, data)
+        raw = self._raw if self._prof is None else None
+        if raw is None:
+            for cmd in rec.cmds:
+                if cmd[0] is None:
+                    self._end_pass()
+                    self._enc().copy_buffer_to_buffer(*cmd[1:])
+                else:
+                    self._dispatch(*cmd)
+            return
+        set_pipeline, set_group, dispatch, null = raw
+        every = self.submit_every if self.submit_every > 0 else 1 << 30
+        for cmd in rec.cmds:
+            if cmd[0] is None:
+                self._end_pass()
+                self._enc().copy_buffer_to_buffer(*cmd[1:])
+                continue
+            if self._pass is None:
+                self._pass = self._enc().begin_compute_pass()
+            h = self._pass._internal
+            set_pipeline(h, cmd[0]._internal)
+            set_group(h, 0, cmd[1]._internal, 0, null)
+            dispatch(h, *cmd[2])
+            self.n_dispatches += 1
+            self._n_pending += 1
+            if self._n_pending >= every:
+                self._submit()
 
     def _submit(self) -> None:
         """Submit what is recorded so far and keep recording the same step into a new encoder (step

@@ -25,6 +25,7 @@ backend on a host copy. KV caches asked for as f16 are stored as f32.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any, Iterable
 
 import numpy as np
@@ -101,6 +102,21 @@ class VulkanOps(BaseOps):
         self.matvec = dict(MATVEC_CONFIG)  # (lanes per row L, rows per lane R, row slots per workgroup S)
         self._dummy = self.dev.buffer(16)  # unused read-only bindings
         self._dummy_w = self.dev.buffer(16)  # unused writable bindings
+        # single-token steps are recorded once and replayed (replay.py); ZINC_VK_REPLAY=0 turns it off
+        self.replay = os.environ.get("ZINC_VK_REPLAY", "1") not in ("", "0")
+        self._replayer: Any = None
+        self._recording: Any = None  # the Recording of the step being recorded, and its batch
+        self._rec_batch: Any = None
+
+    def run_step(self, forward, cfg, weights, batch, cache):
+        """One model step; a single-token step replays its recording (see replay.py)."""
+        if batch.n != 1 or not self.replay:
+            return forward(self, cfg, weights, batch, cache)
+        if self._replayer is None:
+            from zinc.backends.vulkan.replay import StepReplayer
+
+            self._replayer = StepReplayer(self)
+        return self._replayer.run(forward, cfg, weights, batch, cache)
 
     # -- memory --------------------------------------------------------------------------------------
     def upload(self, qt: QTensor) -> VkWeight:
@@ -112,6 +128,14 @@ class VulkanOps(BaseOps):
         dtype = "i32" if np.issubdtype(a.dtype, np.integer) else "f32"
         a = np.ascontiguousarray(a, _NP[dtype])
         return VkArray(self.dev.buffer_from(a, pooled=True), a.shape, dtype, host=a if a.size <= 65536 else None)
+
+    def overwrite(self, dst: VkArray, a: np.ndarray) -> VkArray:
+        """`dst` holding `a`, in place (recorded steps keep binding its buffer)."""
+        a = np.ascontiguousarray(a, _NP[dst.dtype]).reshape(dst.shape)
+        self.dev.flush()  # commands recorded so far read the old contents
+        self.dev.device.queue.write_buffer(dst.buf, 0, a)
+        dst.host = a.copy() if a.size <= 65536 else None
+        return dst
 
     def to_numpy(self, x: VkArray) -> np.ndarray:
         if x.host is not None:
@@ -362,8 +386,18 @@ class VulkanOps(BaseOps):
         def make() -> Any:
             cos, sin = self._cossin(pos, p, freq_factors)
             if split:
-                return self.dev.buffer_from(cos, pooled=True), self.dev.buffer_from(sin, pooled=True)
-            return self.dev.buffer_from(np.concatenate([cos.reshape(-1), sin.reshape(-1)]), pooled=True)
+                bufs = self.dev.buffer_from(cos, pooled=True), self.dev.buffer_from(sin, pooled=True)
+            else:
+                bufs = self.dev.buffer_from(np.concatenate([cos.reshape(-1), sin.reshape(-1)]), pooled=True)
+            rec = self._recording
+            if rec is not None and pos is self._rec_batch.pos:  # a replay rebuilds the table
+                ff = self._host(freq_factors) if freq_factors is not None else None
+                if split:
+                    for i, b in enumerate(bufs):
+                        rec.input(b, lambda bt, c, i=i: rope_cache(bt.pos_host, p, ff)[i])
+                else:
+                    rec.input(bufs, lambda bt, c: np.concatenate([t.reshape(-1) for t in rope_cache(bt.pos_host, p, ff)]))
+            return bufs
         key = ("rope", id(pos), p, id(freq_factors), split)
         return self.dev.step_memo(key, (pos, freq_factors), make)
 
@@ -430,9 +464,22 @@ class VulkanOps(BaseOps):
         u = self.dev.uniform("IIIIIIIIff", T, Hq, Hkv, Dh, Dv, 0, int(window), int(sinks is not None),
                              float(kq_scale), float(softcap))
         bufs = [q.buf, k.buf, v.buf, q_pos.buf, kv_pos.buf, sinks.buf if sinks is not None else self._dummy, o.buf,
-                self.dev.step_words(int(n_kv))]
+                self._n_kv(int(n_kv), k.shape[0], q_pos)]
         self._run("attention", u, bufs, grid(T * Hq))
         return o
+
+    def _n_kv(self, n_kv: int, S: int, q_pos: VkArray) -> Any:
+        """The step buffer holding the attention extent n_kv over a cache of S cells. A recorded step
+        rewrites it on replay as min(S, position + 1): the extent `KVCache.begin` gives."""
+        rec = self._recording
+        if rec is None:
+            return self.dev.step_words(n_kv)
+        buf = self.dev.step_words(n_kv, S)
+        b = self._rec_batch
+        if q_pos is not b.pos or n_kv != min(S, int(b.pos_host[-1]) + 1):
+            rec.refuse("attention extent is not the cache's min(cells, position + 1)")
+        rec.input(buf, lambda bt, c: np.array([min(S, int(bt.pos_host[-1]) + 1), S], np.uint32))
+        return buf
 
     # -- ops through the NumPy backend (no kernel yet) ------------------------------------------------------
     def _via_cpu(self, method: str, args: tuple, inplace: tuple[int, ...] = ()) -> Any:
