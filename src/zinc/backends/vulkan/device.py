@@ -17,6 +17,9 @@ Host cost per dispatch is what limits decode, so nothing is created twice when i
 - uniforms are cached by content (they are immutable);
 - bind groups are cached by (pipeline, buffers) and dropped when one of their buffers dies.
 
+`start_recording` logs the dispatches, copies and pooled host writes of a step into a `Recording`
+(replay.py) and `replay` issues them again (see there).
+
 WGSL has no preprocessor; shader files use `{{NAME}}` placeholders that `pipeline()` fills from its
 `subs` argument, and `// #include "lib/x.wgsl"` lines for code shared between shaders (expanded by
 `shader_source`); each distinct (file, entry, subs) is compiled once.

@@ -20,6 +20,10 @@ Router top-k, the weighted expert sum, causal conv1d and the delta rule run on t
 syncs with the host (the delta rule's chunked form runs the recurrence token by token inside one
 dispatch). Only router top-k with k > 64 and delta-rule states wider than 256 go through the NumPy
 backend on a host copy. KV caches asked for as f16 are stored as f32.
+
+Single-token steps go through `run_step`: recorded once per (model, cache) and then replayed
+(`replay.py`); the ops that put step-dependent data in buffers (the RoPE tables, the attention
+extent) register how to rebuild it while a step is recorded.
 """
 
 from __future__ import annotations
@@ -392,11 +396,14 @@ class VulkanOps(BaseOps):
             rec = self._recording
             if rec is not None and pos is self._rec_batch.pos:  # a replay rebuilds the table
                 ff = self._host(freq_factors) if freq_factors is not None else None
+
+                def tables(bt: Any) -> tuple[np.ndarray, np.ndarray]:
+                    return rope_cache(bt.pos_host, p, ff)
                 if split:
                     for i, b in enumerate(bufs):
-                        rec.input(b, lambda bt, c, i=i: rope_cache(bt.pos_host, p, ff)[i])
+                        rec.input(b, lambda bt, c, i=i: tables(bt)[i])
                 else:
-                    rec.input(bufs, lambda bt, c: np.concatenate([t.reshape(-1) for t in rope_cache(bt.pos_host, p, ff)]))
+                    rec.input(bufs, lambda bt, c: np.concatenate([t.reshape(-1) for t in tables(bt)]))
             return bufs
         key = ("rope", id(pos), p, id(freq_factors), split)
         return self.dev.step_memo(key, (pos, freq_factors), make)

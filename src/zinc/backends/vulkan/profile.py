@@ -5,6 +5,7 @@ Per decoded token (greedy, one token at a time after a short prompt, as `zinc be
 * encode: Python from the start of the step to the submit (recording dispatches);
 * submit: `queue.submit`;
 * wait: from the submit until the logits are mapped on the host (GPU time plus sync latency);
+(decode steps replay their recording, see replay.py; `--no-replay` runs the model code every step)
 then, with timestamp queries between dispatches, the GPU time of every (shader, grid size) per token.
 Prints a table; `--json FILE` writes everything.
 """
@@ -65,10 +66,11 @@ def _gpu_profile(model: Any, n: int) -> dict[str, Any]:
     return dev.stop_profile()
 
 
-def profile(path: str, n_tokens: int = 24, n_profile: int = 8, **opts: Any) -> dict[str, Any]:
+def profile(path: str, n_tokens: int = 24, n_profile: int = 8, replay: bool = True, **opts: Any) -> dict[str, Any]:
     import zinc
 
     model = zinc.load(path, backend="vulkan", n_ctx=256, **opts)
+    model.ops.replay = replay
     dev = model.ops.dev
     _timed_steps(model, 4, 1)  # warm-up: pipelines compiled, pools filled
     d0, s0 = dev.n_dispatches, dev.n_submits
@@ -78,6 +80,9 @@ def profile(path: str, n_tokens: int = 24, n_profile: int = 8, **opts: Any) -> d
                            "subgroups": dev.subgroups, "tokens": n_tokens, "median": med,
                            "dispatches_per_token": (dev.n_dispatches - d0) / n_tokens,
                            "submits_per_token": (dev.n_submits - s0) / n_tokens}
+    rp = model.ops._replayer
+    res["replay"] = None if rp is None else {"records": rp.records, "replays": rp.replays,
+                                             "refused": [why for _, why in rp.refused.values()]}
     if "timestamp-query-inside-passes" in dev.features and n_profile:
         prof = _gpu_profile(model, n_profile)
         per_tok = {k: v / 1e3 / n_profile for k, v in prof["ns"].items()}
@@ -152,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile-steps", type=int, default=8, help="decode steps timed per dispatch on the GPU")
     ap.add_argument("--json", help="write the result here")
     ap.add_argument("--allow-cpu", action="store_true", help="take a CPU adapter (lavapipe) too")
+    ap.add_argument("--no-replay", action="store_true", help="run the model code every decode step")
     a = ap.parse_args(argv)
     if a.sweep:
         res = sweep(allow_cpu_adapter=a.allow_cpu)
@@ -159,12 +165,12 @@ def main(argv: list[str] | None = None) -> int:
             with open(a.json, "w") as f:
                 json.dump(res, f, indent=1)
         return 0
-    res = profile(a.model, a.n, a.profile_steps, allow_cpu_adapter=a.allow_cpu)
+    res = profile(a.model, a.n, a.profile_steps, replay=not a.no_replay, allow_cpu_adapter=a.allow_cpu)
     m = res["median"]
     print(f"adapter {res['adapter']}  subgroups {res['subgroups']}  features {res['features']}")
     print(f"per token (median of {res['tokens']}): wall {m['wall_ms']:.2f} ms = encode {m['encode_ms']:.2f} + "
           f"submit {m['submit_ms']:.2f} + wait {m['wait_ms']:.2f} + after {m['host_after_ms']:.2f}; "
-          f"{res['dispatches_per_token']:.0f} dispatches, {res['submits_per_token']:.1f} submits")
+          f"{res['dispatches_per_token']:.0f} dispatches, {res['submits_per_token']:.1f} submits; replay {res['replay']}")
     if "gpu_ms_per_token" in res:
         print(f"GPU time per token (sum of dispatches): {res['gpu_ms_per_token']:.3f} ms")
         for k, us in list(res["gpu_us_per_token"].items())[:25]:
