@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-MAX_RECORDINGS = 4
+MAX_RECORDINGS = 8  # least recently replayed dropped first
 
 
 class Recording:
@@ -88,6 +88,7 @@ class StepReplayer:
         rec = self.steps.get(key)
         sig = cache_signature(cache)
         if rec is not None and rec.cache_ref() is cache and _same(rec.signature, sig):
+            self.steps[key] = self.steps.pop(key)  # most recently used last
             self.replays += 1
             self.ops.dev.replay(rec, [(buf, fn(batch, cache)) for buf, fn in rec.inputs.values()])
             return rec.out
