@@ -291,25 +291,33 @@ class VulkanOps(BaseOps):
         return y
 
     # -- elementwise, norms ----------------------------------------------------------------------------------
-    def _binary(self, a: VkArray, b: VkArray, op: str) -> VkArray:
+    def _binary(self, a: VkArray, b: VkArray, op: str, out: Any = None) -> VkArray | None:
+        """a op b into a new array (or into the buffer `out`, returning None)."""
         shape = np.broadcast_shapes(a.shape, b.shape)
         if len(shape) > 4:
             raise ValueError(f"vulkan {op}: more than 4 dims {shape}")
-        y = self._new(shape)
+        y = self._new(shape) if out is None else None
         sh = (1,) * (4 - len(shape)) + tuple(shape)
         strides = [_bstrides(s, sh) for s in (a.shape, b.shape)]
-        u = self.dev.uniform("4I4I4II", *sh, *strides[0], *strides[1], y.size)
-        self._run("binary", u, [a.buf, b.buf, y.buf], grid(-(-y.size // 64)), {"EXPR": _BINARY[op]})
+        u = self.dev.uniform("4I4I4II", *sh, *strides[0], *strides[1], math.prod(shape))
+        self._run("binary", u, [a.buf, b.buf, y.buf if out is None else out], grid(-(-math.prod(shape) // 64)),
+                  {"EXPR": _BINARY[op]})
         return y
 
     def add(self, a: VkArray, b: VkArray) -> VkArray:
-        """a + b; a deferred matmul plus its bias row, or deferred experts plus their bias lookup, fuse."""
+        """a + b; a deferred matmul plus its bias row, or deferred experts plus their bias lookup, fuse.
+        A same-shape add is deferred itself: a following rms_norm of the sum runs add_rms_norm instead."""
         lz = a.lazy if a.pending is not None else None
         if lz and lz[0] == "matmul" and b.ndim == 1 and b.size == a.shape[-1] and b.dtype == "f32":
             return lz[-1](b)
         if (lz and lz[0] == "experts" and b.pending is not None and b.lazy and b.lazy[0] == "embed"
                 and b.lazy[2] is lz[1] and b.shape == a.shape):
             return lz[-1](b.lazy[1])
+        if a.shape == b.shape and a.dtype == b.dtype == "f32":
+            y = self._new(a.shape)
+            out = y._buf  # not y itself: no reference cycle
+            y.pending, y.lazy = (lambda: self._binary(a, b, "add", out)), ("add", a, b)
+            return y
         return self._binary(a, b, "add")
 
     def mul(self, a: VkArray, b: VkArray) -> VkArray:
@@ -339,6 +347,12 @@ class VulkanOps(BaseOps):
         rows = x.size // D
         y = self._new(x.shape)
         u = self.dev.uniform("IIIf", D, rows, int(w is not None), eps)
+        if x.pending is not None and x.lazy and x.lazy[0] == "add":  # the norm of a deferred residual add: fuse
+            _, a, b = x.lazy
+            x.pending = x.lazy = None
+            self._run("add_rms_norm", u, [a.buf, b.buf, (w.buf if w is not None else self._dummy), x._buf, y.buf],
+                      grid(rows))
+            return y
         out = y._buf  # not y itself: no reference cycle
 
         def record() -> None:
