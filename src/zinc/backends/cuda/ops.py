@@ -4,10 +4,11 @@ Activations are f32 torch tensors on the device. Weights are `CudaWeight`s (raw 
 repacked at upload). `matmul` runs the fused dequantize-matvec kernel for a few rows (decode) and
 dequantizes to f16 + a tensor-core matmul for more (prefill); rms_norm, rope, the GLUs and decode
 attention are Triton kernels; prefill attention is torch SDPA (an explicit f32 path with softcap or
-sinks). Everything else is a torch op on the device: no op falls back to the host. Expert matmuls
-and recurrent layers are not implemented yet: `capabilities()` lists no type for `matmul_experts`,
-and uploading a recurrent layer's weight raises BackendUnavailableError, so such models fail at
-load (and `--backend auto` moves on to the next backend).
+sinks). Everything else is a torch op on the device: no op falls back to the host. Types without a
+tuned matvec (all but Q4_K, Q6_K, Q8_0) take the generic dequant-matvec of `kernels/matvec_generic`.
+Expert matmuls read only the selected experts: for a few tokens one matvec over (token, expert)
+pairs with the ids read on the device, for more a loop over the experts hit (dequantize, GEMM).
+Recurrent layers (conv1d, delta rule) are torch code in `kernels/recurrent.py`.
 
 `run_step` (called by `Model.forward`) replays a CUDA graph of the whole single-token step
 (`graph.DecodeGraphs`); while a graph is being captured, `kv_write` takes each cell from the
@@ -25,17 +26,19 @@ import torch
 import torch.nn.functional as F
 
 from zinc.backends.base import BaseOps, QTensor, RopeParams
-from zinc.errors import BackendUnavailableError
 from zinc.backends.cpu.ops import imrope_text_mask, yarn_corr_dims
 from zinc.backends.cuda.kernels import attention as kattn
 from zinc.backends.cuda.kernels import elementwise as kel
 from zinc.backends.cuda.kernels import matvec as kmv
+from zinc.backends.cuda.kernels import matvec_generic as kgm
+from zinc.backends.cuda.kernels import recurrent as krec
 from zinc.backends.cuda.kernels import quant as kq
 from zinc.backends.cuda.weights import SUPPORTED, CudaWeight
 from zinc.gguf.constants import GGMLType
 
 _DTYPES = {"f32": torch.float32, "f16": torch.float16, "i32": torch.int32}
 MATVEC_MAX_ROWS = 4  # up to this many rows a matmul is a fused dequant-matvec, past it dequant + GEMM
+TUNED_MATVEC = frozenset({GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0})  # kernels/matvec.py; others: generic
 DECODE_ATTN_MAX_ROWS = 16
 
 
@@ -58,8 +61,6 @@ class CudaOps(BaseOps):
 
     # -- memory ----------------------------------------------------------------------------------
     def upload(self, qt: QTensor) -> CudaWeight:
-        if ".ssm_" in qt.name:  # a weight only recurrent (Gated DeltaNet) layers read
-            raise BackendUnavailableError(f"backend 'cuda' has no recurrent-layer ops yet ({qt.name})")
         return CudaWeight(qt, self.device)
 
     def from_numpy(self, a: np.ndarray) -> torch.Tensor:
@@ -80,7 +81,7 @@ class CudaOps(BaseOps):
         return torch.full(shape, value, dtype=_DTYPES[dtype], device=self.device)
 
     def capabilities(self) -> dict[str, frozenset[GGMLType]]:
-        return {"embed": SUPPORTED, "matmul": SUPPORTED, "matmul_experts": frozenset()}
+        return {"embed": SUPPORTED, "matmul": SUPPORTED, "matmul_experts": SUPPORTED}
 
     # -- shapes ------------------------------------------------------------------------------------
     def reshape(self, x: torch.Tensor, shape: tuple[int, ...]) -> torch.Tensor:
@@ -111,6 +112,9 @@ class CudaOps(BaseOps):
                 y = x2 @ w.dense.t()
             else:
                 y = (x2.to(w.dense.dtype) @ w.dense.t()).float()
+        elif t <= MATVEC_MAX_ROWS and w.ggml_type not in TUNED_MATVEC:
+            y = torch.empty((t, w.rows), dtype=torch.float32, device=self.device)
+            kgm.matvec(x2, w.parts, int(w.ggml_type), w.rows, w.k, y)
         elif t <= MATVEC_MAX_ROWS:
             y = torch.empty((t, w.rows), dtype=torch.float32, device=self.device)
             kmv.matvec(x2, w.parts, int(w.ggml_type), w.rows, w.k, y)
@@ -127,8 +131,47 @@ class CudaOps(BaseOps):
         kq.dequant(w.parts, int(w.ggml_type), w.rows, w.k, out)
         return out
 
-    def matmul_experts(self, x, w, ids):
-        raise NotImplementedError("cuda backend: matmul_experts is not implemented yet")
+    def matmul_experts(self, x, w: CudaWeight, ids):
+        """x (T, K) or (T, k, K), w (E, N, K), ids (T, k) -> (T, k, N); only the selected experts are read."""
+        T, nsel = ids.shape
+        E, n = w.shape[0], w.shape[1]
+        x = x.float().contiguous()
+        ids = ids.contiguous()
+        if T > MATVEC_MAX_ROWS and not self.capturing:
+            return self._experts_grouped(x, w, ids)
+        if w.quantized:
+            out = torch.empty((T, nsel, n), dtype=torch.float32, device=self.device)
+            kgm.matvec_experts(x, w.parts, int(w.ggml_type), n, w.k, ids, out)
+            return out
+        sel = w.dense.view(E, n, w.k)[ids.long()].float()  # (T, k, N, K): the selected slabs only
+        xs = x[:, None, :, None] if x.dim() == 2 else x[..., None]
+        return torch.matmul(sel, xs)[..., 0]
+
+    def _experts_grouped(self, x, w: CudaWeight, ids):
+        """Many tokens: gather the (token, slot) pairs of each expert hit, one GEMM per expert."""
+        T, nsel = ids.shape
+        E, n = w.shape[0], w.shape[1]
+        xs = (x[:, None, :].expand(T, nsel, w.k) if x.dim() == 2 else x).reshape(T * nsel, w.k)
+        flat = ids.reshape(-1).long()
+        order = torch.argsort(flat, stable=True)
+        counts = torch.bincount(flat, minlength=E).tolist()  # one host sync per call (prefill only)
+        out = torch.empty((T * nsel, n), dtype=torch.float32, device=self.device)
+        start = 0
+        for e, cnt in enumerate(counts):
+            if cnt == 0:
+                continue
+            sel = order[start:start + cnt]
+            start += cnt
+            if w.quantized:
+                we = torch.empty((n, w.k), dtype=torch.float16, device=self.device)
+                rows = torch.arange(e * n, (e + 1) * n, device=self.device)
+                kq.dequant(w.parts, int(w.ggml_type), n, w.k, we, rows=rows)
+                out[sel] = (xs[sel].half() @ we.t()).float()
+            else:
+                we = w.dense.view(E, n, w.k)[e]
+                out[sel] = (xs[sel].to(we.dtype) @ we.t()).float()
+        return out.reshape(T, nsel, n)
+
 
     # -- elementwise, norms ----------------------------------------------------------------------------
     def add(self, a, b):
@@ -208,19 +251,36 @@ class CudaOps(BaseOps):
             return out
         return prefill_attention(q, k, v, q_pos, kv_pos, int(n_kv), kq_scale, window, softcap, sinks)
 
-    # -- recurrent layers (not yet on this backend) ---------------------------------------------------
+    # -- recurrent layers -------------------------------------------------------------------------------
     def conv1d_causal(self, x, state, w):
-        raise NotImplementedError("cuda backend: recurrent layers are not implemented yet")
+        return krec.conv1d_causal(x, state, w)
 
     def delta_net_recurrent(self, q, k, v, g, beta, state):
-        raise NotImplementedError("cuda backend: recurrent layers are not implemented yet")
+        return krec.delta_net_recurrent(q, k, v, g, beta, state)
 
     def delta_net_chunked(self, q, k, v, g, beta, state, chunk=64):
-        raise NotImplementedError("cuda backend: recurrent layers are not implemented yet")
+        return krec.delta_net_chunked(q, k, v, g, beta, state, chunk)
 
     # -- mixture of experts, sampling -----------------------------------------------------------------------
     def router_topk(self, logits, k, gating, norm_w, w_scale):
-        raise NotImplementedError("cuda backend: mixture of experts is not implemented yet")
+        logits = logits.float()
+        if gating == "softmax":
+            probs = torch.softmax(logits, dim=-1)
+        elif gating == "sigmoid":
+            probs = torch.sigmoid(logits)
+        elif gating == "softmax_weight":
+            probs = logits
+        else:
+            raise ValueError(f"unknown expert gating {gating!r}")
+        ids = torch.sort(probs, dim=-1, descending=True, stable=True)[1][:, :k]  # ties: lower id first
+        w = torch.gather(probs, -1, ids)
+        if gating == "softmax_weight":
+            w = torch.softmax(w, dim=-1)
+        if norm_w:
+            w = w / w.sum(dim=-1, keepdim=True).clamp_min(6.103515625e-5)
+        if w_scale and w_scale != 1.0:
+            w = w * float(w_scale)
+        return ids.to(torch.int32), w
 
     def weighted_sum(self, x, w):
         return (x * w[..., None]).sum(dim=1)

@@ -14,8 +14,10 @@ import torch
 
 from zinc.backends.base import QTensor
 from zinc.gguf.constants import GGMLType
+from zinc.gguf.quants import KVALUES_FP4, KVALUES_IQ4NL
 
-QUANT_TYPES = frozenset({GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0})
+QUANT_TYPES = frozenset({GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K, GGMLType.Q8_0, GGMLType.Q4_0,
+                         GGMLType.Q4_1, GGMLType.Q5_0, GGMLType.Q5_1, GGMLType.IQ4_NL, GGMLType.MXFP4})
 FLOAT_TYPES = {GGMLType.F32: torch.float32, GGMLType.F16: torch.float16, GGMLType.BF16: torch.bfloat16}
 SUPPORTED = QUANT_TYPES | frozenset(FLOAT_TYPES)
 
@@ -63,7 +65,50 @@ def _repack(raw: torch.Tensor, t: GGMLType, n: int, k: int) -> tuple[torch.Tenso
         sc = b[:, :, 192:208].contiguous().view(torch.int8).view(n, k // 16)
         d = b[:, :, 208:210].contiguous().view(torch.float16).view(n, k // 256)
         return ql, qh, sc, d
+    if t == GGMLType.Q5_K:
+        b = raw.view(n, k // 256, 176)
+        dm = b[:, :, 0:4].contiguous().view(torch.float16).view(n, 2 * (k // 256))
+        sc, mn = _scale_min_k4(b[:, :, 4:16])
+        qh = b[:, :, 16:48].contiguous().view(n, k // 8)
+        qs = b[:, :, 48:176].contiguous().view(n, k // 2)
+        return qs, qh, torch.cat([sc, mn], dim=-1).contiguous().view(n, k // 16), dm
+    if t in _BLOCK32:
+        return _repack_b32(raw, t, n, k)
     raise ValueError(f"no CUDA repacking for {t.name}")
+
+
+# 32-value block types: block bytes and the offsets of the nibbles and of the fields after them
+_BLOCK32 = {GGMLType.Q4_0: 18, GGMLType.Q4_1: 20, GGMLType.Q5_0: 22, GGMLType.Q5_1: 24,
+            GGMLType.IQ4_NL: 18, GGMLType.MXFP4: 17}
+
+
+def _repack_b32(raw: torch.Tensor, t: GGMLType, n: int, k: int) -> tuple[torch.Tensor, ...]:
+    """Nibbles (N, K/2) u8 first, then the per-block fields (layouts in kernels/quant.py)."""
+    b = raw.view(n, k // 32, _BLOCK32[t])
+
+    def f16(off: int) -> torch.Tensor:
+        return b[:, :, off:off + 2].contiguous().view(torch.float16).view(n, k // 32)
+
+    def qs(off: int) -> torch.Tensor:
+        return b[:, :, off:off + 16].contiguous().view(n, k // 2)
+
+    def qh() -> torch.Tensor:
+        off = 2 if t == GGMLType.Q5_0 else 4
+        return b[:, :, off:off + 4].contiguous().view(torch.int32).view(n, k // 32)
+
+    if t == GGMLType.Q4_0:
+        return qs(2), f16(0)
+    if t == GGMLType.Q4_1:
+        return qs(4), f16(0), f16(2)
+    if t == GGMLType.Q5_0:
+        return qs(6), qh(), f16(0)
+    if t == GGMLType.Q5_1:
+        return qs(8), qh(), f16(0), f16(2)
+    table = KVALUES_IQ4NL if t == GGMLType.IQ4_NL else KVALUES_FP4
+    tab = torch.from_numpy(table.astype(np.float32)).to(raw.device)
+    if t == GGMLType.IQ4_NL:
+        return qs(2), f16(0), tab
+    return qs(1), b[:, :, 0].contiguous(), tab
 
 
 def _scale_min_k4(s: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

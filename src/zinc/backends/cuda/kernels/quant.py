@@ -1,4 +1,4 @@
-"""Dequantize-to-tile (prefill GEMM operands, embedding rows) for Q4_K, Q6_K, Q8_0; matvec.py has the decode matvec.
+"""Dequantize-to-tile (prefill GEMM operands, embedding rows, the generic matvec) for every quant type the backend loads.
 
 Weights are repacked at upload from raw GGUF blocks into plain per-field arrays (see
 `zinc.backends.cuda.weights`), one row of the (N, K) matrix after another:
@@ -6,7 +6,13 @@ Weights are repacked at upload from raw GGUF blocks into plain per-field arrays 
 * Q4_K: qs u8 (N, K/2) (the 128 nibble bytes of each block), sc u8 / mn u8 (N, K/32) (the six-bit
   scales and mins, unpacked), dm f16 (N, 2*K/256) (d, dmin of each block), sm4 i32 (N, K/64) (see matvec.py);
 * Q6_K: ql u8 (N, K/2), qh u8 (N, K/4), sc i8 (N, K/16), d f16 (N, K/256);
-* Q8_0: qs i8 (N, K), d f16 (N, K/32).
+* Q8_0: qs i8 (N, K), d f16 (N, K/32);
+* Q5_K: qs u8 (N, K/2) and dm as Q4_K, qh u8 (N, K/8) (the 32 high-bit bytes of each block),
+  scmn u8 (N, K/16) (per block the 8 unpacked scales, then the 8 mins);
+* 32-value blocks (Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, MXFP4): qs u8 (N, K/2) (the 16 nibble bytes of each
+  block as in the file: byte j holds values j and j+16), then per block: Q4_0 d f16; Q4_1 d, m f16;
+  Q5_0 qh i32 (the fifth bits), d f16; Q5_1 qh, d, m; IQ4_NL d f16 and the 16-entry f32 value table;
+  MXFP4 e u8 (the E8M0 exponent) and the f32 table of doubled E2M1 values.
 
 Each kernel walks K one 256-value super-block at a time (Q8_0: eight 32-value blocks) and builds
 that super-block's values as a (BN, G, L) tile whose flattened (G, L) index is the value's position
@@ -73,13 +79,71 @@ def _tile_q80(a, b, c, d, r, kb, K):
 
 
 @triton.jit
+def _tile_q5k(a, b, c, d, r, kb, K):
+    """Q5_K super-block kb of rows r -> (BN, 8, 32) f32: Q4_K's nibbles plus one high bit per value."""
+    g = tl.arange(0, 8)[None, :, None]
+    l = tl.arange(0, 32)[None, None, :]
+    rr = r[:, None, None]
+    q = tl.load(a + rr * (K // 2) + kb * 128 + (g // 2) * 32 + l).to(tl.int32)
+    q = (q >> ((g % 2) * 4)) & 15
+    hb = tl.load(b + rr * (K // 8) + kb * 32 + l).to(tl.int32)
+    q = q | (((hb >> g) & 1) << 4)
+    so = r[:, None] * (K // 16) + kb * 16 + tl.arange(0, 8)[None, :]
+    sc = tl.load(c + so).to(tl.float32)
+    mn = tl.load(c + so + 8).to(tl.float32)
+    dd = tl.load(d + r * (K // 128) + kb * 2).to(tl.float32)
+    dmin = tl.load(d + r * (K // 128) + kb * 2 + 1).to(tl.float32)
+    scale = (dd[:, None] * sc)[:, :, None]
+    minus = (dmin[:, None] * mn)[:, :, None]
+    return q.to(tl.float32) * scale - minus
+
+
+@triton.jit
+def _tile_b32(a, b, c, d, r, kb, K, QT: tl.constexpr):
+    """Blocks 8*kb .. 8*kb+7 (32 values each) of a 4/5-bit block type -> (BN, 8, 32) f32 (past K: 0)."""
+    g = tl.arange(0, 8)[None, :, None]
+    l = tl.arange(0, 32)[None, None, :]
+    rr = r[:, None, None]
+    blk = kb * 8 + g
+    ok = blk < K // 32
+    q = tl.load(a + rr * (K // 2) + blk * 16 + (l % 16), mask=ok, other=0).to(tl.int32)
+    q = (q >> ((l // 16) * 4)) & 15
+    bo = (r[:, None] * (K // 32) + kb * 8 + tl.arange(0, 8)[None, :])[:, :, None]
+    bok = ok & (rr >= 0)
+    if QT == 2:  # Q4_0
+        w = (q - 8).to(tl.float32) * tl.load(b + bo, mask=bok, other=0).to(tl.float32)
+    elif QT == 3:  # Q4_1
+        w = q.to(tl.float32) * tl.load(b + bo, mask=bok, other=0).to(tl.float32)
+        w = w + tl.load(c + bo, mask=bok, other=0).to(tl.float32)
+    elif QT == 6:  # Q5_0
+        q = q | (((tl.load(b + bo, mask=bok, other=0) >> l) & 1) << 4)
+        w = (q - 16).to(tl.float32) * tl.load(c + bo, mask=bok, other=0).to(tl.float32)
+    elif QT == 7:  # Q5_1
+        q = q | (((tl.load(b + bo, mask=bok, other=0) >> l) & 1) << 4)
+        w = q.to(tl.float32) * tl.load(c + bo, mask=bok, other=0).to(tl.float32)
+        w = w + tl.load(d + bo, mask=bok, other=0).to(tl.float32)
+    elif QT == 20:  # IQ4_NL
+        w = tl.load(c + q) * tl.load(b + bo, mask=bok, other=0).to(tl.float32)
+    else:  # MXFP4: table value times 2**(e - 128) (ggml_e8m0_to_fp32_half)
+        e = tl.load(b + bo, mask=bok, other=0).to(tl.int32)
+        bits = tl.where(e < 2, 0x00200000 << e, (e - 1) << 23)
+        w = tl.load(c + q) * bits.to(tl.float32, bitcast=True)
+    return w
+
+
+@triton.jit
 def _tile(a, b, c, d, r, kb, K, QT: tl.constexpr):
+    """Super-block kb (256 values) of rows r (BN,) int64 of a weight of ggml type QT -> (BN, G, L) f32."""
     if QT == 12:
         return _tile_q4k(a, b, c, d, r, kb, K)
+    elif QT == 13:
+        return _tile_q5k(a, b, c, d, r, kb, K)
     elif QT == 14:
         return _tile_q6k(a, b, c, d, r, kb, K)
-    else:
+    elif QT == 8:
         return _tile_q80(a, b, c, d, r, kb, K)
+    else:
+        return _tile_b32(a, b, c, d, r, kb, K, QT)
 
 
 @triton.jit
@@ -100,12 +164,15 @@ def dequant_kernel(out, rows, a, b, c, d, N, K, so,
     tl.store(out + rn.to(tl.int64)[:, None, None] * so + xo, w, mask=mask)
 
 
-TILE = {12: (8, 32), 14: (16, 16), 8: (8, 32)}  # ggml type -> (G, L) of the super-block tile
+TILE = {12: (8, 32), 13: (8, 32), 14: (16, 16), 8: (8, 32),  # ggml type -> (G, L) of the super-block tile
+        2: (8, 32), 3: (8, 32), 6: (8, 32), 7: (8, 32), 20: (8, 32), 39: (8, 32)}
 
 
-def dequant(parts, qtype: int, n: int, k: int, out, rows=None, bn: int = 16, num_warps: int = 4) -> None:
-    """Launch `dequant_kernel`: out (n, K) gets the rows (all, or `rows` (n,) int) of the weight."""
+def dequant(parts, qtype: int, n: int, k: int, out, rows=None, bn: int = 0, num_warps: int = 4) -> None:
+    """Launch `dequant_kernel`: out (n, K) gets the rows (all, or `rows` (n,) int) of the weight.
+    `bn` rows per program: 16 on a GPU, 64 under the CPU interpreter (fewer programs run faster there)."""
     g, l = TILE[qtype]
+    bn = bn or (64 if out.device.type == "cpu" else 16)
     a, b, c, d = (list(parts) + [parts[0]] * 4)[:4]
     dequant_kernel[(triton.cdiv(n, bn), triton.cdiv(k, QK))](
         out, rows if rows is not None else out, a, b, c, d, n, k, out.stride(0),

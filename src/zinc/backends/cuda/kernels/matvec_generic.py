@@ -1,0 +1,70 @@
+"""A dequantize-matvec for every quant type of `quant` (the `_tile` functions), plain or over experts.
+
+`matvec` is the decode path of the types without a tuned kernel in matvec.py: out[t, n] = sum_k
+W[n, k] x[t, k], f32 accumulate. `matvec_experts` is the same product over the experts each token
+selected: for an expert stack (E, N, K) repacked as E*N rows, out[t, j, n] = W[ids[t, j], n, :] .
+x[t, (j)]. The expert ids are read on the device, so the launch needs no host sync (a CUDA graph can
+hold it). Each program owns BN rows of one (token, expert) pair and walks K one 256-value tile at a time.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from zinc.backends.cuda.kernels.quant import QK, TILE, _tile
+
+
+@triton.jit
+def gmv_kernel(out, x, ids, a, b, c, d, N, K, NSEL, sxt, sxj,
+               QT: tl.constexpr, G: tl.constexpr, L: tl.constexpr, BN: tl.constexpr, HAS_IDS: tl.constexpr):
+    """Grid (cdiv(N, BN), P): program (i, p) writes out[p, i*BN : (i+1)*BN] (P = T, or T*NSEL with ids)."""
+    rn = tl.program_id(0) * BN + tl.arange(0, BN)
+    p = tl.program_id(1).to(tl.int64)
+    rc = tl.where(rn < N, rn, 0).to(tl.int64)
+    if HAS_IDS:
+        e = tl.load(ids + p).to(tl.int64)
+        r = e * N + rc
+        xrow = x + (p // NSEL) * sxt + (p % NSEL) * sxj
+    else:
+        r = rc
+        xrow = x + p * sxt
+    xo = tl.arange(0, G)[:, None] * L + tl.arange(0, L)[None, :]
+    acc = tl.zeros((BN,), dtype=tl.float32)
+    for kb in range(0, tl.cdiv(K, 256)):
+        w = _tile(a, b, c, d, r, kb, K, QT)
+        xk = tl.load(xrow + kb * 256 + xo, mask=(kb * 256 + xo) < K, other=0.0)
+        acc += tl.sum(tl.sum(w * xk[None, :, :], axis=2), axis=1)
+    tl.store(out + p * N + rn, acc, mask=rn < N)
+
+
+def _ptrs(parts):
+    return (list(parts) + [parts[0]] * 4)[:4]
+
+
+def _bn(bn: int, x) -> int:
+    """Rows per program: 16 on a GPU; under the CPU interpreter bigger tiles mean fewer (slow) programs."""
+    return bn or (64 if x.device.type == "cpu" else 16)
+
+
+def matvec(x, parts, qtype: int, n: int, k: int, out, bn: int = 0, num_warps: int = 4) -> None:
+    """x (T, K) f32 contiguous -> out (T, N) f32 contiguous."""
+    g, l = TILE[qtype]
+    bn = _bn(bn, x)
+    a, b, c, d = _ptrs(parts)
+    gmv_kernel[(triton.cdiv(n, bn), x.shape[0])](out, x, out, a, b, c, d, n, k, 1, x.stride(0), 0,
+                                                 QT=qtype, G=g, L=l, BN=bn, HAS_IDS=False, num_warps=num_warps)
+
+
+def matvec_experts(x, parts, qtype: int, n: int, k: int, ids, out, bn: int = 0, num_warps: int = 4) -> None:
+    """x (T, K) or (T, NSEL, K) f32 (last axis contiguous), ids (T, NSEL) int contiguous -> out (T, NSEL, N)."""
+    g, l = TILE[qtype]
+    bn = _bn(bn, x)
+    a, b, c, d = _ptrs(parts)
+    t, nsel = ids.shape
+    sxj = x.stride(1) if x.dim() == 3 else 0
+    gmv_kernel[(triton.cdiv(n, bn), t * nsel)](out, x, ids, a, b, c, d, n, k, nsel, x.stride(0), sxj,
+                                               QT=qtype, G=g, L=l, BN=bn, HAS_IDS=True, num_warps=num_warps)
+
+
+__all__ = ["QK", "matvec", "matvec_experts"]
