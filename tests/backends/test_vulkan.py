@@ -37,9 +37,10 @@ MODEL_CASES = ["qwen3-tiny:Q4_K_M", "qwen3-tiny:Q8_0", "llama3-tiny:Q4_K_M", "ll
                "qwen3moe-tiny:Q4_K_M", "gpt-oss-tiny:Q4_K_M", "gpt-oss-tiny:MXFP4_MOE",
                "qwen35-tiny:Q4_K_M", "qwen35moe-tiny:Q4_K_M"]
 # replayed decode steps (VulkanOps.run_step) against the same steps run eagerly: full attention, a
-# sliding-window ring that wraps (n_ubatch 4: 19 cells for a window of 16), MoE, recurrent state
-REPLAY_CASES = ["qwen3-tiny:Q4_K_M", "gemma3-tiny:Q4_K_M", "gpt-oss-tiny:MXFP4_MOE", "qwen35-tiny:Q4_K_M",
-                "host_read_refused"]
+# sliding-window ring that wraps (n_ubatch 4: 19 cells for a window of 16), shared-KV layers, MoE,
+# recurrent state
+REPLAY_CASES = ["qwen3-tiny:Q4_K_M", "gemma3-tiny:Q4_K_M", "gemma4-tiny:Q4_K_M", "gpt-oss-tiny:MXFP4_MOE",
+                "qwen35-tiny:Q4_K_M", "host_read_refused"]
 
 
 # ------------------------------------------------------------------------------------------ child side
