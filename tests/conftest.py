@@ -16,6 +16,27 @@ if not (Path("/dev/nvidia0").exists() or Path("/proc/driver/nvidia/version").exi
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
 
+def _patch_triton_interpreter() -> None:
+    """Triton's interpreter turns a loop bound into int(array of shape (1,)), an error from NumPy
+    2.4 on: give its tensors an __index__ that reads the one element."""
+    try:
+        import numpy as np
+        from triton.runtime import interpreter as interp
+    except ImportError:
+        return
+    patch = interp._patch_lang_tensor
+
+    def patched(tensor):
+        patch(tensor)
+        tensor.__index__ = lambda self: int(np.asarray(self.handle.data).reshape(-1)[0])
+
+    interp._patch_lang_tensor = patched
+
+
+if os.environ.get("TRITON_INTERPRET") == "1":
+    _patch_triton_interpreter()
+
+
 def _oracle_available() -> bool:
     try:
         import llama_cpp  # noqa: F401

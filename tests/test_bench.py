@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from zinc.api import load
+from zinc.errors import ZincError
 from zinc.bench import BenchError, format_table, run_bench, synth_preset, verify
 from zinc.synth import write_model
 
@@ -82,5 +83,25 @@ def test_verify_refuses_a_wrong_forward(tiny):
         m.forward = broken
         with pytest.raises(BenchError, match="differ"):
             verify(m)
+    finally:
+        m.close()
+
+
+def test_greedy_is_forward_then_argmax(tiny):
+    """Model.greedy (what tg times) chooses what one-step forwards + argmax choose, and advances the cache."""
+    m = load(tiny, n_ctx=64)
+    try:
+        ids = m.tokenize("a b c d")
+        want_cache, got_cache = m.new_cache(64), m.new_cache(64)
+        m.forward(ids[:-1], want_cache)
+        m.forward(ids[:-1], got_cache)
+        tok, want = ids[-1], []
+        for _ in range(9):
+            tok = int(np.argmax(m.forward([tok], want_cache, last_only=True)[-1]))
+            want.append(tok)
+        assert m.greedy(ids[-1], got_cache, 9) == want
+        assert got_cache.n_past == want_cache.n_past == len(ids) + 8
+        with pytest.raises(ZincError, match="context is full"):
+            m.greedy(want[-1], got_cache, 64)
     finally:
         m.close()

@@ -24,6 +24,7 @@ import numpy as np
 from zinc.backends import get_backend
 from zinc.backends.base import Ops
 from zinc.engine.cache import KVCache
+from zinc.errors import ZincError
 from zinc.gguf import GGUFFile
 from zinc.models.base import Batch, Config, load_weights
 from zinc.models.registry import get_architecture
@@ -100,6 +101,28 @@ class Model:
             elif s + len(chunk) == len(ids):
                 result[:] = self.ops.to_numpy(out)
         return result
+
+    def greedy(self, first: int, cache: KVCache, n: int) -> list[int]:
+        """Feed `first` after what `cache` holds and greedily decode `n` tokens: the n chosen ids.
+
+        A backend that can keeps the loop on the device (CUDA: a captured step whose argmax is the
+        next step's token, the ids read back once at the end); otherwise one step at a time."""
+        first = self._check_ids([first])[0]
+        if n <= 0:
+            return []
+        if cache.n_past + n > cache.n_ctx:
+            raise ZincError(f"context is full: {n} tokens do not fit after {cache.n_past} (n_ctx={cache.n_ctx})")
+        batch = Batch.make(self.ops, [first], cache.n_past, last_only=True)
+        cache.begin(batch.pos_host)
+        ids = self.ops.greedy_steps(self.arch.forward, self.config, self.weights, batch, cache, n)
+        if ids is not None:
+            cache.advance(n)
+            return [int(i) for i in ids]
+        out, tok = [], first  # nothing ran: begin() above only checked the position
+        for _ in range(n):
+            tok = int(np.argmax(self.forward([tok], cache, last_only=True)[-1]))
+            out.append(tok)
+        return out
 
     def logits(self, ids: Iterable[int]) -> np.ndarray:
         """Teacher-forced logits (len(ids), n_vocab) float32, from an empty context."""

@@ -29,7 +29,11 @@ import numpy as np
 from zinc.errors import ZincError
 
 VERIFY_TOKENS = 8
-VERIFY_RTOL = 2e-2  # max |stepwise - teacher-forced| over max |teacher-forced|
+# Stepwise against teacher-forced logits: max |difference| over max |teacher-forced|, and the mean KL
+# divergence of their softmaxes. The decode matvecs of a GPU backend run on 8-bit activations (as
+# llama.cpp's do) while its prefill GEMMs do not, so the two paths differ by that quantization's noise.
+VERIFY_RTOL = 0.1
+VERIFY_KL = 1e-3
 
 
 class BenchError(ZincError):
@@ -75,12 +79,23 @@ def verify(model: Any, n_tokens: int = VERIFY_TOKENS, seed: int = 0) -> dict[str
     scale = float(np.max(np.abs(ref))) or 1.0
     err = float(np.max(np.abs(step - ref))) / scale
     agree = float(np.mean(np.argmax(step, -1) == np.argmax(ref, -1)))
-    ok = bool(np.all(np.isfinite(step))) and err <= VERIFY_RTOL
-    res = {"tokens": n_tokens, "max_rel_err": err, "argmax_agreement": agree, "ok": ok}
+    kl = mean_kl(ref, step) if np.all(np.isfinite(step)) else float("inf")
+    ok = bool(np.all(np.isfinite(step))) and err <= VERIFY_RTOL and kl <= VERIFY_KL
+    res = {"tokens": n_tokens, "max_rel_err": err, "mean_kl": kl, "argmax_agreement": agree, "ok": ok}
     if not ok:
         raise BenchError(f"{model.path.name}: step-by-step logits differ from the full forward "
-                         f"(max relative error {err:.3g} > {VERIFY_RTOL}); not benchmarking a wrong model")
+                         f"(max relative error {err:.3g}, limit {VERIFY_RTOL}; mean KL {kl:.3g}, limit {VERIFY_KL}); "
+                         "not benchmarking a wrong model")
     return res
+
+
+def mean_kl(ref: np.ndarray, got: np.ndarray) -> float:
+    """Mean over rows of KL(softmax(ref) || softmax(got)), in nats."""
+    def logp(z):
+        z = z - z.max(-1, keepdims=True)
+        return z - np.log(np.exp(z).sum(-1, keepdims=True))
+    lp, lq = logp(np.asarray(ref, np.float64)), logp(np.asarray(got, np.float64))
+    return float(np.mean(np.sum(np.exp(lp) * (lp - lq), -1)))
 
 
 class _Depth:
@@ -112,11 +127,9 @@ def _time_pp(model: Any, cache: Any, ids: list[int]) -> float:
 
 
 def _time_tg(model: Any, cache: Any, first: int, n: int) -> float:
-    tok = first
+    """n greedy decode steps (on the device where the backend can: `Model.greedy`)."""
     t0 = time.perf_counter()
-    for _ in range(n):
-        logits = model.forward([tok], cache, last_only=True)
-        tok = int(np.argmax(logits[-1]))
+    model.greedy(first, cache, n)
     return time.perf_counter() - t0
 
 

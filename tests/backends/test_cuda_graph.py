@@ -35,3 +35,25 @@ def test_tiny_model_and_graph_decode(tmp_path, preset, ftype):
     again = np.concatenate([m.forward([t], cache, last_only=True) for t in ids[20:]])
     assert m.ops._graphs.captures == 1
     assert compare_logits(again, ref[20:])["mean_kl"] < 1e-3
+
+
+@pytest.mark.parametrize("preset", ["qwen3-tiny", "gemma3-tiny"])
+def test_greedy_on_the_device(tmp_path, preset):
+    """Model.greedy on CUDA (argmax in the captured step feeds the next replay) chooses what
+    one-step forwards + host argmax choose, on a fresh capture and on a reused graph."""
+    path = tmp_path / f"{preset}.gguf"
+    write_model(str(path), preset, ftype="Q8_0", seed=3)
+    m = load(path, backend="cuda", n_ctx=96)
+    ids = [int(i) for i in np.random.default_rng(4).integers(0, 512, 10)]
+    for _ in range(2):
+        want_cache, got_cache = m.new_cache(96), m.new_cache(96)
+        m.forward(ids[:-1], want_cache)
+        m.forward(ids[:-1], got_cache)
+        tok, want = ids[-1], []
+        for _ in range(40):
+            tok = int(np.argmax(m.forward([tok], want_cache, last_only=True)[-1]))
+            want.append(tok)
+        got = m.greedy(ids[-1], got_cache, 40)
+        assert got == want and got_cache.n_past == want_cache.n_past
+        got_cache.truncate(len(ids))  # the same cache again: the greedy graph is replayed
+        assert m.greedy(want[0], got_cache, 39) == want[1:]

@@ -16,18 +16,6 @@ if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 pytest.importorskip("triton")
 
-if os.environ.get("TRITON_INTERPRET") == "1":
-    # Triton's interpreter turns a loop bound into int(array of shape (1,)), an error from NumPy 2.4 on
-    from triton.runtime import interpreter as _interp  # noqa: E402
-
-    _patch_tensor = _interp._patch_lang_tensor
-
-    def _patch_lang_tensor(tensor):
-        _patch_tensor(tensor)
-        tensor.__index__ = lambda self: int(np.asarray(self.handle.data).reshape(-1)[0])
-
-    _interp._patch_lang_tensor = _patch_lang_tensor
-
 from zinc.backends.base import QTensor, RopeParams  # noqa: E402
 from zinc.backends.cpu import CpuOps  # noqa: E402
 from zinc.backends.cuda.ops import CudaOps  # noqa: E402
@@ -67,7 +55,8 @@ def test_matmul(ops, ref, t, rows):
     x = np.random.default_rng(100 + rows).standard_normal((rows, k)).astype(np.float32)
     got = ops.to_numpy(ops.matmul(ops.from_numpy(x), ops.upload(qt)))
     want = ref.matmul(x, ref.upload(qt))
-    tol = 2e-3 if rows > 4 or t == GGMLType.F16 else 1e-5  # f16 GEMM for many rows
+    # f16 GEMM for many rows; 8-bit activations (kernels/mmvq.py) for a few rows of a quantized weight
+    tol = 2e-3 if rows > 4 or t == GGMLType.F16 else 1e-5 if t == GGMLType.F32 else 2e-2
     assert got.shape == want.shape and rel(got, want) < tol
 
 
@@ -149,20 +138,6 @@ def test_kv_write_and_argmax(ops, ref):
     assert (ops.to_numpy(ops.argmax(ops.from_numpy(x))) == ref.argmax(x)).all()
 
 
-@pytest.mark.parametrize("t", QUANTS[:3], ids=lambda t: t.name)
-@pytest.mark.parametrize("bn,nsb", [(4, 1), (8, 4), (16, 16)])
-def test_matvec_tiles(ops, t, bn, nsb):
-    """The decode matvec at other tile shapes, with a partial last chunk (K = 768; Q4_K / Q6_K:
-    NT = nsb groups of 32 per step, 24 groups)."""
-    from zinc.backends.cuda.kernels import matvec as kmv
-
-    qt = weight(t, (13, 768), bn + nsb)
-    x = np.random.default_rng(bn).standard_normal((2, 768)).astype(np.float32)
-    out = ops.zeros((2, 13), "f32")
-    kmv.matvec(ops.from_numpy(x), ops.upload(qt).parts, int(t), 13, 768, out, bn=bn, nsb=nsb, num_warps=2)
-    assert rel(ops.to_numpy(out), x @ qt.dequantize().T) < 1e-5
-
-
 def test_add_rms_norm(ops, ref):
     rng = np.random.default_rng(6)
     x, r = rng.standard_normal((3, 40)).astype(np.float32), rng.standard_normal((3, 40)).astype(np.float32)
@@ -185,14 +160,26 @@ def test_kv_write_from_pos(ops):
     assert np.allclose(ops.to_numpy(cv)[3], v[0], atol=1e-3) and list(ops.to_numpy(cp)) == [-1, -1, -1, 13, -1]
 
 
-@pytest.mark.parametrize("t", QUANTS[:3], ids=lambda t: t.name)
-def test_matvec_split_k(ops, t):
-    """Split over K (atomic adds into a zeroed output) gives the same product."""
-    from zinc.backends.cuda.kernels import matvec as kmv
-
-    qt = weight(t, (11, 1280), 9)
-    x = np.random.default_rng(9).standard_normal((2, 1280)).astype(np.float32)
-    out = ops.full((2, 11), 7.0, "f32")
-    kmv.matvec(ops.from_numpy(x), ops.upload(qt).parts, int(t), 11, 1280, out, bn=4, nsb=1, num_warps=2, ks=3)
-    assert rel(ops.to_numpy(out), x @ qt.dequantize().T) < 1e-5
-
+@pytest.mark.parametrize("mode,n_dims,has_w", [("neox", 16, True), ("norm", 12, True), ("neox", 20, False)])
+def test_norm_rope_and_kv_write(ops, ref, mode, n_dims, has_w):
+    """The fused per-head norm + rope (+ K/V cache write) kernel against the NumPy ops one by one."""
+    rng = np.random.default_rng(n_dims)
+    T, H, D = 3, 5, 20
+    x = rng.standard_normal((T, H, D)).astype(np.float32)
+    v = rng.standard_normal((T, H, 8)).astype(np.float32)
+    w = rng.standard_normal(D).astype(np.float32) if has_w else None
+    pos = np.array([7, 8, 9], np.int32)
+    p = RopeParams(n_dims, mode, 1e4)
+    tw = ops.from_numpy(w) if has_w else None
+    want = ref.rope(ref.rms_norm(x, w, 1e-6), pos, p)
+    got = ops.norm_rope(ops.from_numpy(x), tw, 1e-6, ops.from_numpy(pos), p)
+    assert rel(ops.to_numpy(got), want) < 1e-5
+    assert rel(ops.to_numpy(ops.rope(ops.from_numpy(x), ops.from_numpy(pos), p)), ref.rope(x, pos, p)) < 1e-5
+    ck, cv, cp = ops.zeros((6, H, D), "f16"), ops.zeros((6, H, 8), "f16"), ops.full((6,), -1, "i32")
+    slots = np.array([4, 5, 0], np.int32)
+    got = ops.norm_rope_kv_write(ops.from_numpy(x), tw, 1e-6, ops.from_numpy(v), ops.from_numpy(pos), p, None,
+                                 ck, cv, cp, ops.from_numpy(slots))
+    assert rel(ops.to_numpy(got), want) < 1e-5
+    assert np.allclose(ops.to_numpy(ck)[slots].astype(np.float32), want, atol=2e-3 * np.abs(want).max())
+    assert np.allclose(ops.to_numpy(cv)[slots].astype(np.float32), v, atol=2e-3 * np.abs(v).max())
+    assert list(ops.to_numpy(cp)) == [9, -1, -1, -1, 7, 8]

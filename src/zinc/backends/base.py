@@ -170,10 +170,16 @@ class Ops(Protocol):
     # -- fused (defaults in BaseOps) ----------------------------------------------------------------------
     def add_rms_norm(self, x: Array, r: Array, w: Array | None, eps: float) -> tuple[Array, Array]: ...
     def matmul_glu(self, x: Array, w_gate: Weight, w_up: Weight, act: str) -> Array: ...
+    def norm_rope(self, x: Array, w: Array | None, eps: float, pos: Array, p: RopeParams,
+                  freq_factors: Array | None = None) -> Array: ...
+    def norm_rope_kv_write(self, k: Array, w: Array | None, eps: float, v: Array, pos: Array, p: RopeParams,
+                           freq_factors: Array | None, cache_k: Array, cache_v: Array, cache_pos: Array,
+                           slots: Array) -> Array: ...
     def rope_kv_write(self, k: Array, v: Array, pos: Array, p: RopeParams, freq_factors: Array | None,
                       cache_k: Array, cache_v: Array, cache_pos: Array, slots: Array) -> Array: ...
     def gated_delta_net(self, q: Array, k: Array, v: Array, g: Array, beta: Array, state: Array) -> Array: ...
     def run_step(self, forward: Any, cfg: Any, weights: Any, batch: Any, cache: Any) -> Array: ...
+    def greedy_steps(self, forward: Any, cfg: Any, weights: Any, batch: Any, cache: Any, n: int) -> Any: ...
     # one whole model step: `forward(ops, cfg, weights, batch, cache)` unless the backend replays it
 
 
@@ -188,6 +194,13 @@ class BaseOps:
         """One model step; a backend may run it its own way (CUDA replays a captured decode graph)."""
         return forward(self, cfg, weights, batch, cache)
 
+    def greedy_steps(self, forward, cfg, weights, batch, cache, n):
+        """Greedy decode of n tokens from the one-token `batch` entirely on the device (each step's
+        argmax is the next step's token), returning the n ids as a host array and leaving the cache
+        state written (the caller advances `cache.n_past`); None where the backend cannot, so the
+        caller runs the steps one by one."""
+        return None
+
     def overwrite(self, dst, a: np.ndarray):
         """The array to use in place of `dst` holding `a`: a new one here; a backend whose captured
         steps hold `dst`'s address copies into it and returns it."""
@@ -201,6 +214,15 @@ class BaseOps:
     def matmul_glu(self, x, w_gate, w_up, act):
         """act(x @ W_gate.T) * (x @ W_up.T)."""
         return self.glu(self.matmul(x, w_gate), self.matmul(x, w_up), act)
+
+    def norm_rope(self, x, w, eps, pos, p, freq_factors=None):
+        """rope(rms_norm(x, w, eps)): the per-head q (or k) norm, then the rotation."""
+        return self.rope(self.rms_norm(x, w, eps), pos, p, freq_factors)
+
+    def norm_rope_kv_write(self, k, w, eps, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots):
+        """rope_kv_write of rms_norm(k, w, eps)."""
+        return self.rope_kv_write(self.rms_norm(k, w, eps), v, pos, p, freq_factors, cache_k, cache_v, cache_pos,
+                                  slots)
 
     def rope_kv_write(self, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots):
         """Rotate K, store K and V in the cache cells `slots`; returns the rotated K."""

@@ -27,6 +27,8 @@ class _Captured:
     pos: torch.Tensor
     out: torch.Tensor
     signature: tuple
+    chosen: torch.Tensor | None = None  # greedy graphs: the ids chosen so far (cache.n_ctx,) int32
+    count: torch.Tensor | None = None  # greedy graphs: how many of them (1,) int64
 
 
 def cache_signature(cache: Any) -> tuple:
@@ -66,19 +68,56 @@ class DecodeGraphs:
             self.graphs.popitem(last=False)
         return out
 
-    def _capture(self, forward, cfg, weights, batch, cache) -> tuple[torch.Tensor, _Captured]:
+    def greedy(self, forward, cfg, weights, batch, cache, n: int) -> torch.Tensor:
+        """n greedy steps from the one-token batch without the host in the loop: a graph of the step
+        followed by its argmax, which becomes the next step's token (position + 1) and is appended
+        to `chosen`. The first step runs eagerly when the graph is (re)captured. Returns the ids."""
+        key = (id(forward), id(cfg), id(weights), id(cache), "greedy")
+        g = self.graphs.get(key)
+        done = 0
+        if g is None or g.signature != cache_signature(cache):
+            out, g = self._capture(forward, cfg, weights, batch, cache, greedy=True)
+            self.graphs[key] = g
+            while len(self.graphs) > MAX_GRAPHS:
+                self.graphs.popitem(last=False)
+            first = torch.argmax(out[-1]).to(torch.int32)
+            g.chosen[:1] = first
+            g.tokens.copy_(first.reshape(g.tokens.shape))
+            g.pos.copy_(batch.pos.reshape(g.pos.shape) + 1)
+            g.count.fill_(1)
+            done = 1
+        else:
+            self.graphs.move_to_end(key)
+            g.tokens.copy_(batch.tokens.reshape(g.tokens.shape), non_blocking=True)
+            g.pos.copy_(batch.pos.reshape(g.pos.shape), non_blocking=True)
+            g.count.zero_()
+        for _ in range(n - done):
+            g.graph.replay()
+        return g.chosen[:n].cpu()
+
+    def _capture(self, forward, cfg, weights, batch, cache, greedy: bool = False) -> tuple[torch.Tensor, _Captured]:
         from dataclasses import replace
 
         tokens, pos = batch.tokens.clone(), batch.pos.clone()
         static = replace(batch, tokens=tokens, pos=pos)
         eager = forward(self.ops, cfg, weights, static, cache).clone()
         torch.cuda.synchronize(self.ops.device)
+        chosen = count = None
+        if greedy:
+            chosen = torch.zeros((cache.n_ctx,), dtype=torch.int32, device=self.ops.device)
+            count = torch.zeros((1,), dtype=torch.int64, device=self.ops.device)
         graph = torch.cuda.CUDAGraph()
         self.ops.capturing = True
         try:
             with torch.cuda.graph(graph, pool=self.pool):
                 out = forward(self.ops, cfg, weights, static, cache)
+                if greedy:  # the chosen id feeds the next replay: token, position + 1, appended
+                    nxt = torch.argmax(out[-1]).to(torch.int32).reshape(1)
+                    tokens.copy_(nxt.reshape(tokens.shape))
+                    pos.add_(1)
+                    chosen.index_copy_(0, count, nxt)
+                    count.add_(1)
         finally:
             self.ops.capturing = False
         self.captures += 1
-        return eager, _Captured(graph, tokens, pos, out, cache_signature(cache))
+        return eager, _Captured(graph, tokens, pos, out, cache_signature(cache), chosen, count)

@@ -29,7 +29,7 @@ from zinc.backends.base import BaseOps, QTensor, RopeParams
 from zinc.backends.cpu.ops import imrope_text_mask, yarn_corr_dims
 from zinc.backends.cuda.kernels import attention as kattn
 from zinc.backends.cuda.kernels import elementwise as kel
-from zinc.backends.cuda.kernels import matvec as kmv
+from zinc.backends.cuda.kernels import mmvq
 from zinc.backends.cuda.kernels import matvec_generic as kgm
 from zinc.backends.cuda.kernels import recurrent as krec
 from zinc.backends.cuda.kernels import quant as kq
@@ -38,7 +38,7 @@ from zinc.gguf.constants import GGMLType
 
 _DTYPES = {"f32": torch.float32, "f16": torch.float16, "i32": torch.int32}
 MATVEC_MAX_ROWS = 4  # up to this many rows a matmul is a fused dequant-matvec, past it dequant + GEMM
-TUNED_MATVEC = frozenset({GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0})  # kernels/matvec.py; others: generic
+TUNED_MATVEC = frozenset({GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0})  # kernels/mmvq.py; others: generic
 DECODE_ATTN_MAX_ROWS = 16
 
 
@@ -58,6 +58,7 @@ class CudaOps(BaseOps):
         self.capturing = False
         self._rope: dict[tuple, tuple[torch.Tensor, float]] = {}
         self._graphs: Any = None
+        self._qx: tuple | None = None  # (x, its quantization) of the last quantized matmul input
 
     # -- memory ----------------------------------------------------------------------------------
     def upload(self, qt: QTensor) -> CudaWeight:
@@ -117,11 +118,18 @@ class CudaOps(BaseOps):
             kgm.matvec(x2, w.parts, int(w.ggml_type), w.rows, w.k, y)
         elif t <= MATVEC_MAX_ROWS:
             y = torch.empty((t, w.rows), dtype=torch.float32, device=self.device)
-            kmv.matvec(x2, w.parts, int(w.ggml_type), w.rows, w.k, y)
+            mmvq.matvec(self._quantized(x, x2), w.parts, int(w.ggml_type), w.rows, w.k, y)
         else:
             wt = self.dequantize(w, torch.float16)
             y = (x2.half() @ wt.t()).float()
         return y.reshape(*lead, w.rows)
+
+    def _quantized(self, x: torch.Tensor, x2: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """x2 (the (T, K) f32 view of x) quantized for `mmvq`; the q, k, v (or gate, up) projections
+        of one input share one quantization (x is the same object: no op writes its input in place)."""
+        if self._qx is None or self._qx[0] is not x or self._qx[1].shape[-1] * 4 != x2.shape[-1]:
+            self._qx = (x, *mmvq.quantize_x(x2))
+        return self._qx[1:]
 
     def dequantize(self, w: CudaWeight, dtype: torch.dtype = torch.float16) -> torch.Tensor:
         """The whole weight as a (rows, K) tensor of `dtype` (a fresh buffer)."""
@@ -172,7 +180,6 @@ class CudaOps(BaseOps):
                 out[sel] = (xs[sel].to(we.dtype) @ we.t()).float()
         return out.reshape(T, nsel, n)
 
-
     # -- elementwise, norms ----------------------------------------------------------------------------
     def add(self, a, b):
         return torch.add(a, b)
@@ -189,14 +196,38 @@ class CudaOps(BaseOps):
     def rms_norm(self, x, w, eps):
         x = x.contiguous()
         out = torch.empty_like(x)
-        kel.rms_norm(x, w, float(eps), out)
+        if self._feeds_matvec(x):  # the norm also quantizes its output for the matvecs it feeds
+            self._qx = (out, *mmvq.norm_quantize(x, w, float(eps), out))
+        else:
+            kel.rms_norm(x, w, float(eps), out)
         return out
 
     def add_rms_norm(self, x, r, w, eps):
         x, r = x.contiguous(), r.contiguous()
         s, out = torch.empty_like(x), torch.empty_like(x)
-        kel.rms_norm(x, w, float(eps), out, res=r, sum_out=s)
+        if self._feeds_matvec(x):
+            self._qx = (out, *mmvq.norm_quantize(x, w, float(eps), out, res=r, sum_out=s))
+        else:
+            kel.rms_norm(x, w, float(eps), out, res=r, sum_out=s)
         return s, out
+
+    @staticmethod
+    def _feeds_matvec(x) -> bool:
+        """A (T, D) activation of a decode step: what the 8-bit-activation matvec reads."""
+        return x.dim() == 2 and x.shape[0] <= MATVEC_MAX_ROWS and x.shape[1] % 32 == 0 and x.dtype == torch.float32
+
+    def matmul_glu(self, x, w_gate: CudaWeight, w_up: CudaWeight, act):
+        """act(x W_gate^T) * (x W_up^T); for a few rows of two weights of one tuned type, one kernel."""
+        lead = x.shape[:-1]
+        x2 = x.reshape(-1, w_gate.k)
+        if (x2.shape[0] > MATVEC_MAX_ROWS or w_gate.ggml_type not in TUNED_MATVEC or act not in kel.GLU_ACTS
+                or w_up.ggml_type != w_gate.ggml_type or w_up.shape != w_gate.shape):
+            return super().matmul_glu(x, w_gate, w_up, act)
+        x2 = x2.float().contiguous()
+        y = torch.empty((x2.shape[0], w_gate.rows), dtype=torch.float32, device=self.device)
+        mmvq.matvec(self._quantized(x, x2), w_gate.parts, int(w_gate.ggml_type), w_gate.rows, w_gate.k, y,
+                    glu=(w_up.parts, kel.GLU_ACTS[act]))
+        return y.reshape(*lead, w_gate.rows)
 
     def glu(self, gate, up, act):
         if act not in kel.GLU_ACTS:
@@ -219,10 +250,28 @@ class CudaOps(BaseOps):
 
     # -- attention ---------------------------------------------------------------------------------------
     def rope(self, x, pos, p: RopeParams, freq_factors=None):
+        return self._rope_fused(x, pos, p, freq_factors)
+
+    def norm_rope(self, x, w, eps, pos, p, freq_factors=None):
+        return self._rope_fused(x, pos, p, freq_factors, norm=(w, eps))
+
+    def rope_kv_write(self, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots):
+        return self._rope_fused(k, pos, p, freq_factors, kv=(v, slots, cache_k, cache_v, cache_pos))
+
+    def norm_rope_kv_write(self, k, w, eps, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots):
+        return self._rope_fused(k, pos, p, freq_factors, norm=(w, eps), kv=(v, slots, cache_k, cache_v, cache_pos))
+
+    def _rope_fused(self, x, pos, p: RopeParams, freq_factors, norm=None, kv=None):
+        """One kernel: (per-head RMS norm,) rope, (and the K/V cache write of the token)."""
         c, mscale = self._rope_factors(p, freq_factors)
         x = x.contiguous()
-        out = x.clone() if p.n_dims < x.shape[-1] else torch.empty_like(x)
-        kel.rope(x, pos, c, mscale, p.n_dims, p.mode in ("neox", "imrope"), out)
+        out = torch.empty_like(x)
+        w, eps = norm if norm is not None else (None, 0.0)
+        if kv is not None:
+            v, slots, ck, cv, cpos = kv
+            kv = (v.contiguous(), slots, ck, cv, cpos, self.capturing)
+        kel.rope(x, pos, c, mscale, p.n_dims, p.mode in ("neox", "imrope"), out, norm_w=w, eps=float(eps),
+                 norm=norm is not None, kv=kv)
         return out
 
     def _rope_factors(self, p: RopeParams, freq_factors) -> tuple[torch.Tensor, float]:
@@ -289,6 +338,16 @@ class CudaOps(BaseOps):
         return torch.argmax(x, dim=-1).to(torch.int32)
 
     # -- the graph-captured decode step --------------------------------------------------------------------
+    def greedy_steps(self, forward, cfg, weights, batch, cache, n):
+        """n greedy steps as replays of one captured step whose argmax feeds the next (graph.py)."""
+        if batch.n != 1 or not self.graphs_enabled or self.device.type != "cuda":
+            return None
+        if self._graphs is None:
+            from zinc.backends.cuda.graph import DecodeGraphs
+
+            self._graphs = DecodeGraphs(self)
+        return self._graphs.greedy(forward, cfg, weights, batch, cache, n).numpy()
+
     def run_step(self, forward, cfg, weights, batch, cache):
         """One model step; single-token steps replay a captured CUDA graph (see graph.py)."""
         if batch.n != 1 or not self.graphs_enabled or self.device.type != "cuda":

@@ -22,16 +22,13 @@ import triton
 
 from zinc.backends.base import QTensor, RopeParams
 from zinc.backends.cpu import CpuOps
-from zinc.backends.cuda.kernels import matvec as kmv
+from zinc.backends.cuda.kernels import mmvq
 from zinc.backends.cuda.ops import CudaOps
 from zinc.gguf.constants import GGMLType as T
 from zinc.gguf.quants import random_blocks
 
 SHAPES = [(T.Q4_K, 4096, 4096), (T.Q4_K, 1024, 4096), (T.Q6_K, 1024, 4096), (T.Q4_K, 12288, 4096),
           (T.Q4_K, 4096, 12288), (T.Q6_K, 4096, 12288), (T.Q8_0, 4096, 4096), (T.Q6_K, 151936, 4096)]
-VARIANTS = [(4, 4, 2, 1, 3), (4, 4, 2, 1, 1), (4, 4, 2, 1, 2), (4, 4, 2, 1, 4), (2, 4, 1, 1, 4), (4, 8, 4, 1, 1),
-            (4, 4, 2, 2, 3), (4, 4, 2, 4, 3), (8, 4, 4, 2, 3), (8, 8, 8, 2, 3), (16, 4, 4, 4, 3),
-            (4, 2, 2, 2, 3), (8, 2, 4, 4, 3)]  # (BN, NSB, warps, KS, stages)
 
 
 def rel(a, b) -> float:
@@ -99,29 +96,21 @@ def _bench(fn) -> float:
 
 
 def time_matvec(ops) -> list[dict]:
-    """Decode matvec per shape and (BN, num_warps) variant; weights rotate over > 256 MB."""
+    """Decode matvec per shape at its configured tiles (bench/cuda_mmvq_sweep.py sweeps them);
+    weights rotate over > 256 MB so the L2 does not serve them. The activation quantization
+    (shared by the projections of one input) is timed on its own."""
     res = []
     for t, n, k in SHAPES:
         qt = _weight(t, n, k, 1)
         copies = max(1, min(8, (256 << 20) // qt.nbytes + 1))
         ws = [ops.upload(qt) for _ in range(copies)]
         x = torch.randn((1, k), device=ops.device)
+        xqt = mmvq.quantize_x(x)
         y = torch.empty((1, n), device=ops.device)
-        for bn, nsb, nw, ks, st in VARIANTS:
-            it = iter(range(1 << 30))
-
-            def fn():
-                w = ws[next(it) % copies]
-                kmv.matvec(x, w.parts, int(t), n, k, y, bn=bn, nsb=nsb, num_warps=nw, ks=ks, num_stages=st)
-            try:
-                us = _bench(fn)
-            except Exception as e:  # noqa: BLE001 - a config the chip cannot launch
-                res.append({"type": t.name, "N": n, "K": k, "BN": bn, "NSB": nsb, "warps": nw, "KS": ks, "stages": st,
-                            "error": repr(e)[:80]})
-                continue
-            res.append({"type": t.name, "N": n, "K": k, "BN": bn, "NSB": nsb, "warps": nw, "KS": ks,
-                        "stages": st, "us": us,
-                        "GB_s": qt.nbytes / us / 1e3})
+        it = iter(range(1 << 30))
+        us = _bench(lambda: mmvq.matvec(xqt, ws[next(it) % copies].parts, int(t), n, k, y))
+        res.append({"type": t.name, "N": n, "K": k, "config": mmvq.CONFIG[int(t)], "us": us,
+                    "GB_s": qt.nbytes / us / 1e3, "quantize_us": _bench(lambda: mmvq.quantize_x(x))})
         del ws
     return res
 
@@ -273,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     stages = [("check", lambda: check_matmul(ops) + check_small_ops(ops, ref),
                ["op", "type", "N", "K", "rows", "rel_err"]),
               ("matvec", lambda: time_matvec(ops),
-               ["type", "N", "K", "BN", "NSB", "warps", "KS", "stages", "us", "GB_s", "error"]),
+               ["type", "N", "K", "config", "us", "GB_s", "quantize_us"]),
               ("prefill", lambda: time_prefill(ops), ["type", "N", "K", "dequant_us", "gemm_us", "matmul_us"]),
               ("small", lambda: time_small_ops(ops), ["op", "us"]),
               ("tiny", lambda: check_tiny_models(Path(tempfile.mkdtemp())),

@@ -26,18 +26,22 @@ def rms_norm_kernel(x, w, out, res, sum_out, D, eps, HAS_W: tl.constexpr, HAS_RE
 
 
 @triton.jit
-def rope_kernel(x, pos, c, out, H, Dh, mscale, NDIMS: tl.constexpr, NEOX: tl.constexpr,
-                BH: tl.constexpr, HP: tl.constexpr):
-    """Rotate the first NDIMS dims of x (T, H, Dh) by angle pos[t] * c[i] for pair i; grid (T,).
+def rope_kernel(x, w, pos, c, out, slots, ck, cv, cpos, v, H, Dh, S, NV, eps, mscale, NDIMS: tl.constexpr,
+                NEOX: tl.constexpr, NORM: tl.constexpr, HAS_W: tl.constexpr, KV: tl.constexpr,
+                FROM_POS: tl.constexpr, BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr, BV: tl.constexpr):
+    """Rotate the first NDIMS dims of each head of x (T, H, Dh) by angle pos[t] * c[i] for pair i
+    (NEOX pairs (i, i + NDIMS/2), NORM pairs (2i, 2i+1)), dims past NDIMS copied; grid (T,).
 
-    NEOX pairs (i, i + NDIMS/2), NORM pairs (2i, 2i+1); dims past NDIMS are copied."""
+    NORM: each head is first RMS-normed (eps, times w (Dh,) with HAS_W). KV: the result also goes
+    to the cache cell of the token (slots[t], or pos[t] % S when FROM_POS), with v (T, NV) beside
+    it and the position in cpos."""
     t = tl.program_id(0)
     half: tl.constexpr = NDIMS // 2
     i = tl.arange(0, HP)[None, :]
     h = tl.arange(0, BH)[:, None]
     hm = (h < H) & (i < half)
-    p = tl.load(pos + t).to(tl.float32)
-    th = p * tl.load(c + i, mask=i < half, other=0.0)
+    p = tl.load(pos + t)
+    th = p.to(tl.float32) * tl.load(c + i, mask=i < half, other=0.0)
     cs = tl.cos(th) * mscale
     sn = tl.sin(th) * mscale
     if NEOX:
@@ -49,17 +53,43 @@ def rope_kernel(x, pos, c, out, H, Dh, mscale, NDIMS: tl.constexpr, NEOX: tl.con
     base = t.to(tl.int64) * H * Dh + h * Dh
     x0 = tl.load(x + base + i0, mask=hm, other=0.0)
     x1 = tl.load(x + base + i1, mask=hm, other=0.0)
-    tl.store(out + base + i0, x0 * cs - x1 * sn, mask=hm)
-    tl.store(out + base + i1, x0 * sn + x1 * cs, mask=hm)
+    d = tl.arange(0, DP)[None, :]
+    rest = (h < H) & (d >= NDIMS) & (d < Dh)  # the dims rope leaves alone
+    xr = tl.load(x + base + d, mask=rest, other=0.0)
+    if NORM:
+        full = tl.load(x + base + d, mask=(h < H) & (d < Dh), other=0.0)
+        inv = 1.0 / tl.sqrt(tl.sum(full * full, axis=1) / Dh + eps)[:, None]
+        x0 = x0 * inv
+        x1 = x1 * inv
+        xr = xr * inv
+        if HAS_W:
+            x0 = x0 * tl.load(w + i0, mask=i < half, other=0.0)
+            x1 = x1 * tl.load(w + i1, mask=i < half, other=0.0)
+            xr = xr * tl.load(w + d, mask=(d >= NDIMS) & (d < Dh), other=0.0)
+    y0 = x0 * cs - x1 * sn
+    y1 = x0 * sn + x1 * cs
+    tl.store(out + base + i0, y0, mask=hm)
+    tl.store(out + base + i1, y1, mask=hm)
+    tl.store(out + base + d, xr, mask=rest)
+    if KV:
+        if FROM_POS:
+            cell = (p % S).to(tl.int64)
+        else:
+            cell = tl.load(slots + t).to(tl.int64)
+        cb = cell * H * Dh + h * Dh
+        ty = ck.dtype.element_ty
+        tl.store(ck + cb + i0, y0.to(ty), mask=hm)
+        tl.store(ck + cb + i1, y1.to(ty), mask=hm)
+        tl.store(ck + cb + d, xr.to(ty), mask=rest)
+        ov = tl.arange(0, BV)
+        vv = tl.load(v + t * NV + ov, mask=ov < NV)
+        tl.store(cv + cell * NV + ov, vv.to(cv.dtype.element_ty), mask=ov < NV)
+        tl.store(cpos + cell, p)
 
 
 @triton.jit
-def glu_kernel(g, u, out, n, ACT: tl.constexpr, BLOCK: tl.constexpr):
-    """out = act(g) * u elementwise; ACT 0 silu, 1 gelu (tanh), 2 swiglu_oai; grid (cdiv(n, BLOCK),)."""
-    o = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    m = o < n
-    a = tl.load(g + o, mask=m, other=0.0)
-    b = tl.load(u + o, mask=m, other=0.0)
+def glu_act(a, b, ACT: tl.constexpr):
+    """act(a) * b; ACT 0 silu, 1 gelu (tanh), 2 swiglu_oai (clamped, alpha 1.702, up + 1)."""
     if ACT == 0:
         y = a / (1.0 + tl.exp(-a)) * b
     elif ACT == 1:
@@ -70,7 +100,17 @@ def glu_kernel(g, u, out, n, ACT: tl.constexpr, BLOCK: tl.constexpr):
         xa = tl.minimum(a, 7.0)
         yb = tl.minimum(tl.maximum(b, -7.0), 7.0)
         y = xa / (1.0 + tl.exp(-1.702 * xa)) * (yb + 1.0)
-    tl.store(out + o, y, mask=m)
+    return y
+
+
+@triton.jit
+def glu_kernel(g, u, out, n, ACT: tl.constexpr, BLOCK: tl.constexpr):
+    """out = act(g) * u elementwise (see `glu_act`); grid (cdiv(n, BLOCK),)."""
+    o = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    m = o < n
+    a = tl.load(g + o, mask=m, other=0.0)
+    b = tl.load(u + o, mask=m, other=0.0)
+    tl.store(out + o, glu_act(a, b, ACT), mask=m)
 
 
 GLU_ACTS = {"silu": 0, "gelu": 1, "swiglu_oai": 2}
@@ -114,11 +154,18 @@ def kv_write(k, v, pos, slots, ck, cv, cpos, from_pos: bool) -> None:
                           num_warps=4)
 
 
-def rope(x, pos, c, mscale: float, n_dims: int, neox: bool, out) -> None:
+def rope(x, pos, c, mscale: float, n_dims: int, neox: bool, out, norm_w=None, eps: float = 0.0, norm: bool = False,
+         kv=None) -> None:
+    """out = rope(x) (T, H, Dh); `norm`: RMS-norm each head first (times norm_w if given);
+    kv = (v, slots, cache_k, cache_v, cache_pos, from_pos): also store the result and v in the cache."""
     t, h, dh = x.shape
-    rope_kernel[(t,)](x, pos, c, out, h, dh, mscale, NDIMS=n_dims, NEOX=neox,
-                      BH=triton.next_power_of_2(h),
-                      HP=triton.next_power_of_2(max(1, n_dims // 2)), num_warps=4)
+    v, slots, ck, cv, cpos, from_pos = kv if kv is not None else (x, pos, x, x, pos, False)
+    nv = v[0].numel() if kv is not None else 1
+    rope_kernel[(t,)](x, norm_w if norm_w is not None else x, pos, c, out, slots if slots is not None else pos,
+                      ck, cv, cpos, v, h, dh, ck.shape[0], nv, eps, mscale, NDIMS=n_dims, NEOX=neox,
+                      NORM=norm, HAS_W=norm_w is not None, KV=kv is not None, FROM_POS=from_pos,
+                      BH=triton.next_power_of_2(h), HP=triton.next_power_of_2(max(1, n_dims // 2)),
+                      DP=triton.next_power_of_2(dh), BV=triton.next_power_of_2(nv), num_warps=4)
 
 
 def glu(g, u, act: str, out, block: int = 1024) -> None:

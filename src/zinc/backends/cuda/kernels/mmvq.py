@@ -1,0 +1,283 @@
+"""Decode matvec on 8-bit activations with 4-way integer dot products (Q4_K, Q6_K, Q8_0).
+
+The activations x (T, K) are first quantized in blocks of 32 (`quantize_x`): int8 values packed
+four to an int32 word (T, K/4), the block scale d = max|x| / 127 (T, K/32) and, per 16 values, the
+scaled sum d * sum(q) (T, K/16). A weight's packed 4/6/8-bit values then meet the activation
+bytes four at a time in one `dp4a` (integer dot of four byte pairs plus an accumulator); the
+block's integer sum is scaled once. This is how llama.cpp runs K-quant dot products too (its CPU
+path quantizes the activations to 8 bits as well), so the result follows llama.cpp's arithmetic,
+not an exact f32 dot: the relative error against f32 is ~1e-3.
+
+On the GPU `dp4a` is one PTX instruction (inline assembly); on CPU tensors (Triton's interpreter,
+in CI) `_dot4` computes the same integer sum with shifts and multiplies.
+
+Weight layouts are the per-field arrays of `zinc.backends.cuda.weights`, read as int32 words:
+Q4_K qs (N, K/8) words whose low nibbles are values 64g + i and high nibbles 64g + 32 + i of a
+64-value group g; Q6_K ql (N, K/8) and qh (N, K/16) words; Q8_0 qs (N, K/4) words.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+from zinc.backends.cuda.kernels.elementwise import glu_act
+
+M4 = tl.constexpr(0x0F0F0F0F)  # the low nibble of each byte
+M30 = tl.constexpr(0x30303030)  # bits 4-5 of each byte
+
+
+@triton.jit
+def _dot4(a, b, SIGNED: tl.constexpr, ASM: tl.constexpr):
+    """Sum over the four bytes of a (unsigned, or signed if SIGNED) times the bytes of b (signed)."""
+    if ASM:
+        if SIGNED:
+            return tl.inline_asm_elementwise("dp4a.s32.s32 $0, $1, $2, $3;", "=r,r,r,r",
+                                             [a, b, tl.zeros_like(a)], dtype=tl.int32, is_pure=True, pack=1)
+        else:
+            return tl.inline_asm_elementwise("dp4a.u32.s32 $0, $1, $2, $3;", "=r,r,r,r",
+                                             [a, b, tl.zeros_like(a)], dtype=tl.int32, is_pure=True, pack=1)
+    else:
+        if SIGNED:
+            a0, a1, a2, a3 = (a << 24) >> 24, (a << 16) >> 24, (a << 8) >> 24, a >> 24
+        else:
+            a0, a1, a2, a3 = a & 255, (a >> 8) & 255, (a >> 16) & 255, (a >> 24) & 255
+        return a0 * ((b << 24) >> 24) + a1 * ((b << 16) >> 24) + a2 * ((b << 8) >> 24) + a3 * (b >> 24)
+
+
+@triton.jit
+def quantize_kernel(x, w, res, sum_out, out, xq, xd, xs, K, eps, NB: tl.constexpr, NORM: tl.constexpr,
+                    HAS_W: tl.constexpr, HAS_RES: tl.constexpr):
+    """x (T, K) f32 -> xq (T, K/4) i32, xd (T, K/32, 2) f32 [d, d * sum of the block's q],
+    xs (T, K/16) f32 (d * sum of q per 16 values); grid (cdiv(K/32, NB), T).
+
+    With NORM (then one program holds a whole row: NB >= K/32) the row is first RMS-normed like
+    `elementwise.rms_norm_kernel` (x + res stored to sum_out with HAS_RES, times w with HAS_W),
+    stored to out, and that is what gets quantized."""
+    t = tl.program_id(1)
+    b = tl.program_id(0) * NB + tl.arange(0, NB)
+    ok = b < K // 32
+    h = tl.arange(0, 2)
+    w4 = tl.arange(0, 4)
+    j = tl.arange(0, 4)
+    off = b[:, None, None, None] * 32 + h[None, :, None, None] * 16 + w4[None, None, :, None] * 4 + j[None, None, None, :]
+    m4 = ok[:, None, None, None]
+    row = t.to(tl.int64) * K
+    v = tl.load(x + row + off, mask=m4, other=0.0)
+    if NORM:
+        if HAS_RES:
+            v = v + tl.load(res + row + off, mask=m4, other=0.0)
+            tl.store(sum_out + row + off, v, mask=m4)
+        ms = tl.sum(tl.sum(tl.sum(tl.sum(v * v, axis=3), axis=2), axis=1), axis=0) / K
+        v = v * (1.0 / tl.sqrt(ms + eps))
+        if HAS_W:
+            v = v * tl.load(w + off, mask=m4, other=0.0)
+        tl.store(out + row + off, v, mask=m4)
+    amax = tl.max(tl.max(tl.max(tl.abs(v), axis=3), axis=2), axis=1)  # (NB,)
+    d = tl.math.div_rn(amax, 127.0)
+    dd = tl.where(amax > 0, d, 1.0)
+    s = tl.math.div_rn(v, dd[:, None, None, None])
+    q = (tl.floor(tl.abs(s) + 0.5) * tl.where(s < 0, -1.0, 1.0)).to(tl.int32)  # round half away from 0
+    word = tl.sum((q & 255) << (j * 8)[None, None, None, :], axis=3)  # (NB, 2, 4)
+    wo = b[:, None, None] * 8 + h[None, :, None] * 4 + w4[None, None, :]
+    tl.store(xq + t * (K // 4) + wo, word, mask=ok[:, None, None])
+    qsum = tl.sum(tl.sum(q, axis=3), axis=2)  # (NB, 2)
+    tl.store(xs + t * (K // 16) + b[:, None] * 2 + h[None, :], qsum.to(tl.float32) * d[:, None], mask=ok[:, None])
+    xo = t * (K // 16) + b * 2
+    tl.store(xd + xo, d, mask=ok)
+    tl.store(xd + xo + 1, tl.sum(qsum, axis=1).to(tl.float32) * d, mask=ok)
+
+
+def _q8_buffers(t: int, k: int, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    return (torch.empty((t, k // 4), dtype=torch.int32, device=device),
+            torch.empty((t, k // 32, 2), dtype=torch.float32, device=device),
+            torch.empty((t, k // 16), dtype=torch.float32, device=device))
+
+
+def quantize_x(x: torch.Tensor, nb: int = 8) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """x (T, K) f32 contiguous, K a multiple of 32 -> (xq, xd, xs) as `quantize_kernel` says."""
+    t, k = x.shape
+    xqt = _q8_buffers(t, k, x.device)
+    quantize_kernel[(triton.cdiv(k // 32, nb), t)](x, x, x, x, x, *xqt, k, 0.0, NB=nb, NORM=False, HAS_W=False,
+                                                   HAS_RES=False, num_warps=2)
+    return xqt
+
+
+def norm_quantize(x: torch.Tensor, w, eps: float, out: torch.Tensor, res=None, sum_out=None):
+    """rms_norm of x (T, K) (+ res, stored to sum_out) (* w) into out, and out quantized (xq, xd, xs)."""
+    t, k = x.shape
+    xqt = _q8_buffers(t, k, x.device)
+    nb = triton.next_power_of_2(k // 32)
+    quantize_kernel[(1, t)](x, w if w is not None else x, res if res is not None else x,
+                            sum_out if sum_out is not None else x, out, *xqt, k, eps, NB=nb, NORM=True,
+                            HAS_W=w is not None, HAS_RES=res is not None, num_warps=4 if k >= 1024 else 1)
+    return xqt
+
+
+@triton.jit
+def _ok(idx, limit, EVEN: tl.constexpr):
+    """The in-range mask of idx, all true (folded away) when the loop steps divide K evenly."""
+    if EVEN:
+        return tl.full(idx.shape, 1, tl.int1)
+    else:
+        return idx < limit
+
+
+@triton.jit
+def _part_q4k(qw, sm4, dm, xq, xd, r, c, K, ASM: tl.constexpr, NG: tl.constexpr, EVEN: tl.constexpr):
+    """Rows r (BN,) int64 over the 64-value groups [c, c + NG) -> (BN, NG) partial dots."""
+    g = c + tl.arange(0, NG)
+    w = tl.arange(0, 8)
+    ok = _ok(g, K // 64, EVEN)
+    W = tl.load(qw + r[:, None, None] * (K // 8) + g[None, :, None] * 8 + w[None, None, :],
+                mask=ok[None, :, None], other=0)
+    xo = g[:, None] * 16 + w[None, :]
+    XL = tl.load(xq + xo, mask=ok[:, None], other=0)
+    XH = tl.load(xq + xo + 8, mask=ok[:, None], other=0)
+    dl = tl.sum(_dot4(W & M4, XL[None, :, :], False, ASM), axis=2).to(tl.float32)
+    dh = tl.sum(_dot4((W >> 4) & M4, XH[None, :, :], False, ASM), axis=2).to(tl.float32)
+    v = tl.load(sm4 + r[:, None] * (K // 64) + g[None, :], mask=ok[None, :], other=0)
+    dmo = r[:, None] * (K // 128) + (g[None, :] // 4) * 2
+    d = tl.load(dm + dmo, mask=ok[None, :], other=0.0).to(tl.float32)
+    dmin = tl.load(dm + dmo + 1, mask=ok[None, :], other=0.0).to(tl.float32)
+    i2 = tl.arange(0, 2)
+    xds = tl.load(xd + g[:, None, None] * 4 + i2[None, :, None] * 2 + i2[None, None, :], mask=ok[:, None, None],
+                  other=0.0)  # (NG, lo/hi, d/sum)
+    xdv, xsv = tl.split(xds)
+    xdl, xdh = tl.split(xdv)
+    xsl, xsh = tl.split(xsv)
+    xdl, xdh, xsl, xsh = xdl[None, :], xdh[None, :], xsl[None, :], xsh[None, :]
+    scl = (v & 255).to(tl.float32)
+    sch = ((v >> 8) & 255).to(tl.float32)
+    mnl = ((v >> 16) & 255).to(tl.float32)
+    mnh = ((v >> 24) & 255).to(tl.float32)
+    return d * (scl * xdl * dl + sch * xdh * dh) - dmin * (mnl * xsl + mnh * xsh)
+
+
+@triton.jit
+def _part_q6k(ql, qh, sc, dd, xq, xd, xs, r, c, K, ASM: tl.constexpr, NG: tl.constexpr, EVEN: tl.constexpr):
+    """Q6_K over 16-word units m in [c, c + NG): m = 2*(128-value half) + which 16-value run."""
+    m = c + tl.arange(0, NG)
+    w = tl.arange(0, 4)
+    ok = _ok(m, K // 64, EVEN)
+    h = m // 2
+    cc = (m % 2) * 4
+    rr = r[:, None, None]
+    m3 = ok[None, :, None]
+    wa_o = (h * 16 + cc)[None, :, None] + w[None, None, :]
+    Wa = tl.load(ql + rr * (K // 8) + wa_o, mask=m3, other=0)
+    Wb = tl.load(ql + rr * (K // 8) + wa_o + 8, mask=m3, other=0)
+    H = tl.load(qh + rr * (K // 16) + (h * 8 + cc)[None, :, None] + w[None, None, :], mask=m3, other=0)
+    v0 = (Wa & M4) | ((H << 4) & M30)
+    v1 = (Wb & M4) | ((H << 2) & M30)
+    v2 = ((Wa >> 4) & M4) | (H & M30)
+    v3 = ((Wb >> 4) & M4) | ((H >> 2) & M30)
+    xo = (h * 32 + cc)[:, None] + w[None, :]
+    mk = ok[:, None]
+    d0 = tl.sum(_dot4(v0, tl.load(xq + xo, mask=mk, other=0)[None, :, :], False, ASM), axis=2).to(tl.float32)
+    d1 = tl.sum(_dot4(v1, tl.load(xq + xo + 8, mask=mk, other=0)[None, :, :], False, ASM), axis=2).to(tl.float32)
+    d2 = tl.sum(_dot4(v2, tl.load(xq + xo + 16, mask=mk, other=0)[None, :, :], False, ASM), axis=2).to(tl.float32)
+    d3 = tl.sum(_dot4(v3, tl.load(xq + xo + 24, mask=mk, other=0)[None, :, :], False, ASM), axis=2).to(tl.float32)
+    si = h * 8 + m % 2  # scale (and 16-value sum) index of run j: si + 2j
+    so = r[:, None] * (K // 16) + si[None, :]
+    mo = ok[None, :]
+    s0 = tl.load(sc + so, mask=mo, other=0).to(tl.float32)
+    s1 = tl.load(sc + so + 2, mask=mo, other=0).to(tl.float32)
+    s2 = tl.load(sc + so + 4, mask=mo, other=0).to(tl.float32)
+    s3 = tl.load(sc + so + 6, mask=mo, other=0).to(tl.float32)
+    xd0 = h * 8  # xd holds (d, sum) pairs: d of 32-value block 4h + j at 2 * (4h + j)
+    e0 = tl.load(xd + xd0, mask=ok, other=0.0)[None, :] * d0 - 32.0 * tl.load(xs + si, mask=ok, other=0.0)[None, :]
+    e1 = tl.load(xd + xd0 + 2, mask=ok, other=0.0)[None, :] * d1 - 32.0 * tl.load(xs + si + 2, mask=ok, other=0.0)[None, :]
+    e2 = tl.load(xd + xd0 + 4, mask=ok, other=0.0)[None, :] * d2 - 32.0 * tl.load(xs + si + 4, mask=ok, other=0.0)[None, :]
+    e3 = tl.load(xd + xd0 + 6, mask=ok, other=0.0)[None, :] * d3 - 32.0 * tl.load(xs + si + 6, mask=ok, other=0.0)[None, :]
+    d = tl.load(dd + r[:, None] * (K // 256) + (h // 2)[None, :], mask=mo, other=0.0).to(tl.float32)
+    return d * (s0 * e0 + s1 * e1 + s2 * e2 + s3 * e3)
+
+
+@triton.jit
+def _part_q80(qw, dd, xq, xd, r, c, K, ASM: tl.constexpr, NG: tl.constexpr, EVEN: tl.constexpr):
+    """Q8_0 blocks [c, c + NG) of 32 values -> (BN, NG)."""
+    g = c + tl.arange(0, NG)
+    w = tl.arange(0, 8)
+    ok = _ok(g, K // 32, EVEN)
+    W = tl.load(qw + r[:, None, None] * (K // 4) + g[None, :, None] * 8 + w[None, None, :],
+                mask=ok[None, :, None], other=0)
+    X = tl.load(xq + g[:, None] * 8 + w[None, :], mask=ok[:, None], other=0)
+    dot = tl.sum(_dot4(W, X[None, :, :], True, ASM), axis=2).to(tl.float32)
+    d = tl.load(dd + r[:, None] * (K // 32) + g[None, :], mask=ok[None, :], other=0.0).to(tl.float32)
+    return d * tl.load(xd + g * 2, mask=ok, other=0.0)[None, :] * dot
+
+
+@triton.jit
+def _part(a, b, c, d, xqt, xdt, xst, r, u, K, QT: tl.constexpr, ASM: tl.constexpr, NG: tl.constexpr,
+          EVEN: tl.constexpr):
+    if QT == 12:
+        return _part_q4k(a, b, c, xqt, xdt, r, u, K, ASM, NG, EVEN)
+    elif QT == 14:
+        return _part_q6k(a, b, c, d, xqt, xdt, xst, r, u, K, ASM, NG, EVEN)
+    else:
+        return _part_q80(a, b, xqt, xdt, r, u, K, ASM, NG, EVEN)
+
+
+@triton.jit
+def mmvq_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, QT: tl.constexpr, BN: tl.constexpr,
+                NG: tl.constexpr, KS: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr, ACT: tl.constexpr):
+    """grid (cdiv(N, BN), T * KS): out[t, rows] (+)= W[rows] . x[t]; with KS > 1 the KS programs of a
+    row block take every KS-th step of K and add atomically into a zeroed out. ACT >= 0 (KS 1):
+    out = act(W . x) * (W2 . x), W2 (a2..d2) a second weight of the same type and shape (a GLU)."""
+    t = tl.program_id(1) // KS
+    ks = tl.program_id(1) % KS
+    rn = tl.program_id(0) * BN + tl.arange(0, BN)
+    r = tl.where(rn < N, rn, 0).to(tl.int64)
+    xqt, xdt, xst = xq + t * (K // 4), xd + t * (K // 16), xs + t * (K // 16)
+    acc = tl.zeros([BN, NG], dtype=tl.float32)
+    acc2 = tl.zeros([BN, NG], dtype=tl.float32)
+    if QT == 8:
+        units = K // 32
+    else:
+        units = K // 64
+    for u in range(ks * NG, units, NG * KS):
+        acc += _part(a, b, c, d, xqt, xdt, xst, r, u, K, QT, ASM, NG, EVEN)
+        if ACT >= 0:
+            acc2 += _part(a2, b2, c2, d2, xqt, xdt, xst, r, u, K, QT, ASM, NG, EVEN)
+    y = tl.sum(acc, axis=1)
+    if ACT >= 0:
+        y = glu_act(y, tl.sum(acc2, axis=1), ACT)
+    if KS == 1:
+        tl.store(out + t * so + rn, y, mask=rn < N)
+    else:
+        tl.atomic_add(out + t * so + rn, y, mask=rn < N)
+
+
+TYPES = (8, 12, 14)  # Q8_0, Q4_K, Q6_K
+# ggml type -> (BN, NG, num_warps, KS)
+CONFIG = {12: (1, 16, 1, 1), 14: (1, 16, 1, 1), 8: (1, 32, 2, 1)}
+
+
+def words(parts, qtype: int) -> tuple[torch.Tensor, ...]:
+    """The weight arrays `mmvq_kernel` reads (packed bytes viewed as int32 words)."""
+    if qtype == 12:  # qs, sc, mn, dm, sm4
+        return parts[0].view(torch.int32), parts[4], parts[3], parts[3]
+    if qtype == 14:  # ql, qh, sc, d
+        return parts[0].view(torch.int32), parts[1].view(torch.int32), parts[2], parts[3]
+    return parts[0].view(torch.int32), parts[1], parts[1], parts[1]  # qs, d
+
+
+def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple | None = None,
+           glu: tuple | None = None) -> None:
+    """xqt = quantize_x(x) for x (T, K) -> out (T, N) f32. glu = (up weight's parts, activation code of
+    `elementwise.GLU_ACTS`): out = act(x . W) * (x . W_up)."""
+    xq, xd, xs = xqt
+    bn, ng, nw, ks, *st = cfg or CONFIG[qtype]
+    a, b, c, d = words(parts, qtype)
+    a2, b2, c2, d2 = words(glu[0], qtype) if glu else (a, b, c, d)
+    if glu:
+        ks = 1
+    if ks > 1:
+        out.zero_()
+    unit = 32 if qtype == 8 else 64
+    mmvq_kernel[(triton.cdiv(n, bn), xq.shape[0] * ks)](
+        xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, n, k, out.stride(0), QT=qtype, BN=bn, NG=ng, KS=ks,
+        ASM=xq.is_cuda, EVEN=k % (unit * ng * ks) == 0, ACT=glu[1] if glu else -1, num_warps=nw,
+        num_stages=st[0] if st else 3)

@@ -1,0 +1,122 @@
+"""The 8-bit-activation decode matvec (`kernels.mmvq`) against NumPy, on fresh random inputs.
+
+Two references: the same arithmetic in float64 (activations quantized like the kernel: blocks of
+32, d = max|x| / 127, round half away from zero) must agree to ~1e-6; the plain f32 dot must agree
+to the activation quantization's ~1e-2. Runs in Triton's interpreter without a GPU.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+pytest.importorskip("triton")
+
+from zinc.backends.base import QTensor  # noqa: E402
+from zinc.backends.cuda.kernels import mmvq  # noqa: E402
+from zinc.backends.cuda.weights import CudaWeight  # noqa: E402
+from zinc.gguf.constants import GGMLType  # noqa: E402
+from zinc.gguf.quants import random_blocks  # noqa: E402
+
+DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def quantize_ref(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(q int (T, K), d (T, K/32)) as `mmvq.quantize_kernel` computes them."""
+    b = x.astype(np.float32).reshape(x.shape[0], -1, 32)
+    amax = np.abs(b).max(axis=2)
+    d = (amax / np.float32(127)).astype(np.float32)
+    s = b / np.where(amax > 0, d, np.float32(1))[..., None]
+    q = np.sign(s) * np.floor(np.abs(s) + np.float32(0.5))
+    return q.reshape(x.shape).astype(np.int64), d
+
+
+def rel(a, b) -> float:
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    assert np.all(np.isfinite(a))
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
+
+
+@pytest.mark.parametrize("k", [256, 768])
+def test_quantize_x(k):
+    rng = np.random.default_rng(k)
+    x = (rng.standard_normal((3, k)) * rng.uniform(0.1, 10, (3, 1))).astype(np.float32)
+    x[1, 32:64] = 0.0  # an all-zero block
+    xq, xd, xs = mmvq.quantize_x(torch.from_numpy(x).to(DEVICE))
+    q, d = quantize_ref(x)
+    got = xq.cpu().numpy().view(np.int8).reshape(3, k).astype(np.int64)
+    np.testing.assert_array_equal(got, q)
+    np.testing.assert_array_equal(xd.cpu().numpy()[..., 0], d)
+    sums = q.reshape(3, -1, 16).sum(axis=2) * np.repeat(d, 2, axis=1)
+    np.testing.assert_allclose(xs.cpu().numpy(), sums, rtol=1e-6, atol=0)
+    np.testing.assert_allclose(xd.cpu().numpy()[..., 1], q.reshape(3, -1, 32).sum(axis=2) * d, rtol=1e-6, atol=0)
+
+
+CASES = [(GGMLType.Q4_K, 7, 512), (GGMLType.Q4_K, 33, 768), (GGMLType.Q6_K, 9, 512), (GGMLType.Q6_K, 5, 1280),
+         (GGMLType.Q8_0, 11, 96), (GGMLType.Q8_0, 6, 544)]
+
+
+@pytest.mark.parametrize("t,n,k", CASES, ids=lambda v: getattr(v, "name", str(v)))
+@pytest.mark.parametrize("rows", [1, 3])
+def test_matvec(t, n, k, rows):
+    rng = np.random.default_rng(n * k + rows)
+    qt = QTensor("w", t, (n, k), random_blocks(t, n * k, rng, scale=0.05))
+    w = qt.dequantize().astype(np.float64)
+    x = rng.standard_normal((rows, k)).astype(np.float32)
+    cw = CudaWeight(qt, DEVICE)
+    out = torch.empty((rows, n), dtype=torch.float32, device=DEVICE)
+    xqt = mmvq.quantize_x(torch.from_numpy(x).to(DEVICE))
+    for cfg in [(4, 2, 2, 1), (1, 4, 1, 2), (2, 1, 4, 3)]:
+        mmvq.matvec(xqt, cw.parts, int(t), n, k, out, cfg=cfg)
+        got = out.cpu().numpy()
+        q, d = quantize_ref(x)
+        xdq = q.reshape(rows, -1, 32) * d[..., None].astype(np.float64)  # the activations the kernel sees
+        assert rel(got, xdq.reshape(rows, k) @ w.T) < 2e-6, cfg
+        assert rel(got, x.astype(np.float64) @ w.T) < 2e-2, cfg
+
+
+@pytest.mark.parametrize("k,res,has_w", [(4096, True, True), (96, False, True), (160, True, False)])
+def test_norm_quantize(k, res, has_w):
+    """The fused RMS norm (+ residual) then quantize: the norm as elementwise.rms_norm, then quantize_x."""
+    rng = np.random.default_rng(k)
+    x, r = rng.standard_normal((2, k)).astype(np.float32), rng.standard_normal((2, k)).astype(np.float32)
+    w = rng.standard_normal(k).astype(np.float32)
+    tx, tr, tw = (torch.from_numpy(a).to(DEVICE) for a in (x, r, w))
+    out, s = torch.empty_like(tx), torch.empty_like(tx)
+    xq, xd, xs = mmvq.norm_quantize(tx, tw if has_w else None, 1e-6, out, res=tr if res else None,
+                                    sum_out=s if res else None)
+    v = (x + r if res else x).astype(np.float64)
+    want = v / np.sqrt((v * v).mean(axis=1, keepdims=True) + 1e-6) * (w if has_w else 1.0)
+    assert rel(out.cpu().numpy(), want) < 1e-6
+    if res:
+        np.testing.assert_array_equal(s.cpu().numpy(), x + r)
+    ref = mmvq.quantize_x(out)
+    for a, b in zip((xq, xd, xs), ref):
+        np.testing.assert_array_equal(a.cpu().numpy(), b.cpu().numpy())
+
+
+@pytest.mark.parametrize("t", [GGMLType.Q4_K, GGMLType.Q8_0], ids=lambda v: v.name)
+@pytest.mark.parametrize("act", ["silu", "gelu", "swiglu_oai"])
+def test_matvec_glu(t, act):
+    """Gate and up in one kernel: act(x . W_gate) * (x . W_up), as the NumPy backend's glu."""
+    from zinc.backends.cpu import CpuOps
+    from zinc.backends.cuda.kernels.elementwise import GLU_ACTS
+
+    n, k = 19, 512
+    rng = np.random.default_rng(len(act))
+    wg, wu = (QTensor(f"w{i}", t, (n, k), random_blocks(t, n * k, rng, scale=0.05)) for i in range(2))
+    x = rng.standard_normal((2, k)).astype(np.float32)
+    xqt = mmvq.quantize_x(torch.from_numpy(x).to(DEVICE))
+    out = torch.empty((2, n), dtype=torch.float32, device=DEVICE)
+    mmvq.matvec(xqt, CudaWeight(wg, DEVICE).parts, int(t), n, k, out, cfg=(2, 4, 1, 1),
+                glu=(CudaWeight(wu, DEVICE).parts, GLU_ACTS[act]))
+    q, d = quantize_ref(x)
+    xdq = (q.reshape(2, -1, 32) * d[..., None].astype(np.float64)).reshape(2, k).astype(np.float32)
+    cpu = CpuOps()
+    want = cpu.glu(xdq @ wg.dequantize().T, xdq @ wu.dequantize().T, act)
+    assert rel(out.cpu().numpy(), want) < (1e-3 if act == "gelu" else 1e-5)  # NumPy: llama.cpp's f16 GELU table
