@@ -197,6 +197,7 @@ FAMILIES = [("qwen35-tiny", "F16"), ("qwen35moe-tiny", "Q5_0"), ("qwen3moe-tiny"
             ("gpt-oss-tiny", "MXFP4_MOE")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("preset,ftype", FAMILIES)
 def test_tiny_family(tmp_path, preset, ftype):
     """Prefill then decode steps on CudaOps against CpuOps: argmax where the reference is sure, KL."""
