@@ -30,10 +30,11 @@ from zinc.errors import ZincError
 
 VERIFY_TOKENS = 8
 # Stepwise against teacher-forced logits: max |difference| over max |teacher-forced|, and the mean KL
-# divergence of their softmaxes. The decode matvecs of a GPU backend run on 8-bit activations (as
-# llama.cpp's do) while its prefill GEMMs do not, so the two paths differ by that quantization's noise.
+# divergence of their softmaxes. The CUDA decode matvecs run on 8-bit activations (as llama.cpp's do)
+# while its prefill GEMMs run on f16 ones: on the random-weight Qwen3-8B shape the two paths differ by
+# max 0.06 and mean KL 3e-3 (a wrong step, e.g. a missing KV write, gives O(1)).
 VERIFY_RTOL = 0.1
-VERIFY_KL = 1e-3
+VERIFY_KL = 1e-2
 
 
 class BenchError(ZincError):

@@ -57,12 +57,6 @@ class LayerState:
         self.spec, self.ops = spec, ops
         self.reset()
 
-    def advance(self, n: int) -> None:
-        """The device ran `n` single-token steps itself (a device-side greedy loop) from `n_past`."""
-        if not 0 <= n <= self.n_ctx - self.n_past:
-            raise ZincError(f"context is full: {n} more tokens do not fit after {self.n_past} (n_ctx={self.n_ctx})")
-        self.n_past = self._pending = self.n_past + n
-
     def reset(self) -> None:
         s = self.spec
         self.conv = self.ops.zeros((s.conv_kernel - 1, s.conv_channels), "f32")
@@ -150,6 +144,12 @@ class KVCache:
     def end(self) -> None:
         """The step's keys and values are written: advance `n_past`."""
         self.n_past = self._pending
+
+    def advance(self, n: int) -> None:
+        """The device ran `n` single-token steps itself (a device-side greedy loop) from `n_past`."""
+        if not 0 <= n <= self.n_ctx - self.n_past:
+            raise ZincError(f"context is full: {n} more tokens do not fit after {self.n_past} (n_ctx={self.n_ctx})")
+        self.n_past = self._pending = self.n_past + n
 
     def reset(self) -> None:
         """Forget every token (the KV buffers are kept and reused, recurrent state is zeroed)."""

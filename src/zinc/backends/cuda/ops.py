@@ -40,6 +40,13 @@ _DTYPES = {"f32": torch.float32, "f16": torch.float16, "i32": torch.int32}
 MATVEC_MAX_ROWS = 4  # up to this many rows a matmul is a fused dequant-matvec, past it dequant + GEMM
 TUNED_MATVEC = frozenset({GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0})  # kernels/mmvq.py; others: generic
 DECODE_ATTN_MAX_ROWS = 16
+# decode attention: (caches of fewer cells than this, splits of the cells, cells per step of a split)
+ATTN_SPLITS = [(2048, 16, 16), (8192, 32, 16), (1 << 62, 64, 16)]
+
+
+def attention_split(cells: int) -> tuple[int, int]:
+    """(splits, cells per step) of the decode attention over a cache of `cells` cells."""
+    return next((ns, bs) for lim, ns, bs in ATTN_SPLITS if cells < lim)
 
 
 class CudaOps(BaseOps):
@@ -290,13 +297,13 @@ class CudaOps(BaseOps):
         T, Hq, _ = q.shape
         if T <= DECODE_ATTN_MAX_ROWS:
             out = torch.empty((T, Hq, v.shape[2]), dtype=torch.float32, device=self.device)
-            nsplit = 16 if k.shape[0] < 2048 else 32 if k.shape[0] < 8192 else 64  # static per cache size
+            nsplit, bs = attention_split(k.shape[0])  # static per cache size
             scratch = (torch.empty((T * Hq * nsplit,), dtype=torch.float32, device=self.device),
                        torch.empty((T * Hq * nsplit,), dtype=torch.float32, device=self.device),
                        torch.empty((T * Hq * nsplit, v.shape[2]), dtype=torch.float32, device=self.device))
             n = k.shape[0] if self.capturing else int(n_kv)
             kattn.decode_attention(q.contiguous(), k, v, q_pos, kv_pos, n, float(kq_scale), int(window),
-                                   float(softcap), sinks, scratch, out, nsplit=nsplit)
+                                   float(softcap), sinks, scratch, out, nsplit=nsplit, bs=bs)
             return out
         return prefill_attention(q, k, v, q_pos, kv_pos, int(n_kv), kq_scale, window, softcap, sinks)
 

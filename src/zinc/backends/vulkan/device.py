@@ -27,7 +27,6 @@ WGSL has no preprocessor; shader files use `{{NAME}}` placeholders that `pipelin
 
 from __future__ import annotations
 
-import os
 import re
 import struct
 import sys
@@ -65,10 +64,6 @@ def _import_wgpu() -> Any:
     return wgpu
 
 
-def _env_off(name: str) -> bool:
-    return os.environ.get(name, "") not in ("", "0")
-
-
 def _adapter_type(adapter: Any) -> str:
     info = dict(adapter.info)
     return str(info.get("adapter_type", "Unknown"))
@@ -100,8 +95,6 @@ _ONLY_LISTED = _refcounts([object()])[0]  # the count of an object that only a l
 
 def _raw_pass_functions() -> tuple | None:
     """wgpu-native's (set pipeline, set bind group, dispatch) C functions and NULL, for replays."""
-    if _env_off("ZINC_VK_NO_RAW"):
-        return None
     try:
         from wgpu.backends.wgpu_native._ffi import ffi, lib
         return (lib.wgpuComputePassEncoderSetPipeline, lib.wgpuComputePassEncoderSetBindGroup,
@@ -121,7 +114,10 @@ def grid(n: int) -> tuple[int, int, int]:
 class Device:
     """A wgpu device plus its pipeline cache and the pending command encoder of the current step."""
 
-    def __init__(self, allow_cpu_adapter: bool = False) -> None:
+    def __init__(self, allow_cpu_adapter: bool = False, subgroups: bool = True, submit_every: int = SUBMIT_EVERY,
+                 raw: bool = True) -> None:
+        """subgroups: use subgroup shuffles where the adapter has them; submit_every: see below; raw:
+        replays call wgpu-native's C functions directly (else through wgpu's Python wrappers)."""
         self.wgpu = wgpu = _import_wgpu()
         self.adapter = select_adapter(wgpu, allow_cpu_adapter)
         lim = self.adapter.limits
@@ -131,7 +127,7 @@ class Device:
         feats = set(self.adapter.features)
         self.features = sorted(f for f in _OPTIONAL_FEATURES if f in feats)
         self.device = self.adapter.request_device_sync(required_features=self.features, required_limits=wanted)
-        self.subgroups = "subgroup" in self.features and not _env_off("ZINC_VK_NO_SUBGROUPS")
+        self.subgroups = "subgroup" in self.features and subgroups
         info = dict(self.adapter.info)  # wgpu 0.32 spells the key "stackgroup_min_size"
         self.subgroup_min = int(info.get("subgroup_min_size") or info.get("stackgroup_min_size") or 0)
         if info.get("vendor_id") == 0x10DE:  # NVIDIA: always 32 (wgpu 0.32 reports 4..128 there)
@@ -158,10 +154,10 @@ class Device:
         self._prof: dict[str, Any] | None = None  # see start_profile
         # submit the pending commands every this many dispatches (0: only at flush), so the GPU runs
         # the start of a step while Python still records the rest of it
-        self.submit_every = int(os.environ.get("ZINC_VK_SUBMIT_EVERY", SUBMIT_EVERY))
+        self.submit_every = int(submit_every)
         self._n_pending = 0
         self._rec: Any = None  # the Recording (replay.py) of the step being recorded
-        self._raw = _raw_pass_functions()
+        self._raw = _raw_pass_functions() if raw else None
 
     # -- buffers ------------------------------------------------------------------------------------
     def _create(self, size: int) -> Any:

@@ -29,7 +29,6 @@ extent) register how to rebuild it while a step is recorded.
 from __future__ import annotations
 
 import math
-import os
 from typing import Any, Iterable
 
 import numpy as np
@@ -96,18 +95,20 @@ class VulkanOps(BaseOps):
 
     name = "vulkan"
 
-    def __init__(self, allow_cpu_adapter: bool = False, gelu: str = "table") -> None:
+    def __init__(self, allow_cpu_adapter: bool = False, gelu: str = "table", replay: bool = True,
+                 **device_options: Any) -> None:
+        """replay: record single-token steps once and replay them (replay.py); device_options go to
+        `Device` (subgroups, submit_every, raw)."""
         if gelu not in ("table", "exact"):
             raise ValueError(f"gelu must be 'table' or 'exact', got {gelu!r}")
-        self.dev = Device(allow_cpu_adapter=allow_cpu_adapter)
+        self.dev = Device(allow_cpu_adapter=allow_cpu_adapter, **device_options)
         self.device_name = str(self.dev.info.get("device") or "Vulkan adapter")
         self.gelu_mode = gelu
         self._cpu = CpuOps(gelu=gelu)
         self.matvec = dict(MATVEC_CONFIG)  # (lanes per row L, rows per lane R, row slots per workgroup S)
         self._dummy = self.dev.buffer(16)  # unused read-only bindings
         self._dummy_w = self.dev.buffer(16)  # unused writable bindings
-        # single-token steps are recorded once and replayed (replay.py); ZINC_VK_REPLAY=0 turns it off
-        self.replay = os.environ.get("ZINC_VK_REPLAY", "1") not in ("", "0")
+        self.replay = replay
         self._replayer: Any = None
         self._recording: Any = None  # the Recording of the step being recorded, and its batch
         self._rec_batch: Any = None

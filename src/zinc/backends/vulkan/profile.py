@@ -158,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write the result here")
     ap.add_argument("--allow-cpu", action="store_true", help="take a CPU adapter (lavapipe) too")
     ap.add_argument("--no-replay", action="store_true", help="run the model code every decode step")
+    ap.add_argument("--submit-every", type=int, default=None,
+                    help="submit every this many dispatches (0: once per step; default: the backend's)")
     a = ap.parse_args(argv)
     if a.sweep:
         res = sweep(allow_cpu_adapter=a.allow_cpu)
@@ -165,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
             with open(a.json, "w") as f:
                 json.dump(res, f, indent=1)
         return 0
-    res = profile(a.model, a.n, a.profile_steps, replay=not a.no_replay, allow_cpu_adapter=a.allow_cpu)
+    opts = {} if a.submit_every is None else {"submit_every": a.submit_every}
+    res = profile(a.model, a.n, a.profile_steps, replay=not a.no_replay, allow_cpu_adapter=a.allow_cpu, **opts)
     m = res["median"]
     print(f"adapter {res['adapter']}  subgroups {res['subgroups']}  features {res['features']}")
     print(f"per token (median of {res['tokens']}): wall {m['wall_ms']:.2f} ms = encode {m['encode_ms']:.2f} + "
