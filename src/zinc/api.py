@@ -115,11 +115,10 @@ class Model:
         batch = Batch.make(self.ops, [first], cache.n_past, last_only=True)
         cache.begin(batch.pos_host)
         ids = self.ops.greedy_steps(self.arch.forward, self.config, self.weights, batch, cache, n)
-        if ids is not None:
-            cache.advance(n)
-            return [int(i) for i in ids]
-        out, tok = [], first  # nothing ran: begin() above only checked the position
-        for _ in range(n):
+        out = [] if ids is None else [int(i) for i in ids]  # the steps the device ran (maybe not all n)
+        cache.advance(len(out))  # (with none run, begin() above only checked the position)
+        tok = out[-1] if out else first
+        while len(out) < n:
             tok = int(np.argmax(self.forward([tok], cache, last_only=True)[-1]))
             out.append(tok)
         return out

@@ -195,10 +195,10 @@ class BaseOps:
         return forward(self, cfg, weights, batch, cache)
 
     def greedy_steps(self, forward, cfg, weights, batch, cache, n):
-        """Greedy decode of n tokens from the one-token `batch` entirely on the device (each step's
-        argmax is the next step's token), returning the n ids as a host array and leaving the cache
-        state written (the caller advances `cache.n_past`); None where the backend cannot, so the
-        caller runs the steps one by one."""
+        """Greedy decode of up to n tokens from the one-token `batch` on the device (each step's
+        argmax is the next step's token), returning the ids of the steps it ran as a host array and
+        leaving the cache state written (the caller advances `cache.n_past` and runs any steps left
+        one by one); None where the backend runs none this way."""
         return None
 
     def overwrite(self, dst, a: np.ndarray):

@@ -11,6 +11,7 @@ attention and the KV cells to write from the position buffer (see `CudaOps.captu
 
 from __future__ import annotations
 
+import sys
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +53,10 @@ class DecodeGraphs:
         self.pool = torch.cuda.graph_pool_handle()
         self.graphs: "OrderedDict[tuple, _Captured]" = OrderedDict()
         self.captures = 0
+        self.uncapturable: set[tuple] = set()  # models whose step failed to capture: they run eagerly
+
+    def capturable(self, forward, cfg, weights) -> bool:
+        return (id(forward), id(cfg), id(weights)) not in self.uncapturable
 
     def run(self, forward, cfg, weights, batch, cache) -> torch.Tensor:
         key = (id(forward), id(cfg), id(weights), id(cache), bool(batch.last_only))
@@ -63,20 +68,24 @@ class DecodeGraphs:
             g.graph.replay()
             return g.out
         out, g = self._capture(forward, cfg, weights, batch, cache)
-        self.graphs[key] = g
-        while len(self.graphs) > MAX_GRAPHS:
-            self.graphs.popitem(last=False)
+        if g is not None:
+            self.graphs[key] = g
+            while len(self.graphs) > MAX_GRAPHS:
+                self.graphs.popitem(last=False)
         return out
 
     def greedy(self, forward, cfg, weights, batch, cache, n: int) -> torch.Tensor:
         """n greedy steps from the one-token batch without the host in the loop: a graph of the step
         followed by its argmax, which becomes the next step's token (position + 1) and is appended
-        to `chosen`. The first step runs eagerly when the graph is (re)captured. Returns the ids."""
+        to `chosen`. The first step runs eagerly when the graph is (re)captured. Returns the ids of
+        the steps run: all n, or only that first one when the capture failed."""
         key = (id(forward), id(cfg), id(weights), id(cache), "greedy")
         g = self.graphs.get(key)
         done = 0
         if g is None or g.signature != cache_signature(cache):
             out, g = self._capture(forward, cfg, weights, batch, cache, greedy=True)
+            if g is None:
+                return torch.argmax(out[-1]).to(torch.int32).reshape(1).cpu()
             self.graphs[key] = g
             while len(self.graphs) > MAX_GRAPHS:
                 self.graphs.popitem(last=False)
@@ -95,7 +104,10 @@ class DecodeGraphs:
             g.graph.replay()
         return g.chosen[:n].cpu()
 
-    def _capture(self, forward, cfg, weights, batch, cache, greedy: bool = False) -> tuple[torch.Tensor, _Captured]:
+    def _capture(self, forward, cfg, weights, batch, cache, greedy: bool = False) -> tuple[torch.Tensor, Any]:
+        """Run the step eagerly (its result is returned), then capture it: (result, _Captured), or
+        (result, None) when the capture fails (an op of the step cannot be captured): the model is
+        then marked to run eagerly from now on, with a note on stderr."""
         from dataclasses import replace
 
         tokens, pos = batch.tokens.clone(), batch.pos.clone()
@@ -117,6 +129,11 @@ class DecodeGraphs:
                     pos.add_(1)
                     chosen.index_copy_(0, count, nxt)
                     count.add_(1)
+        except RuntimeError as e:  # torch.AcceleratorError is one
+            self.uncapturable.add((id(forward), id(cfg), id(weights)))
+            print(f"zinc: cuda: the decode step could not be captured as a graph ({str(e).splitlines()[0]}); "
+                  "running it without graphs", file=sys.stderr)
+            return eager, None
         finally:
             self.ops.capturing = False
         self.captures += 1

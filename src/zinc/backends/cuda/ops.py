@@ -347,23 +347,25 @@ class CudaOps(BaseOps):
     # -- the graph-captured decode step --------------------------------------------------------------------
     def greedy_steps(self, forward, cfg, weights, batch, cache, n):
         """n greedy steps as replays of one captured step whose argmax feeds the next (graph.py)."""
+        graphs = self._decode_graphs(forward, cfg, weights, batch)
+        return None if graphs is None else graphs.greedy(forward, cfg, weights, batch, cache, n).numpy()
+
+    def run_step(self, forward, cfg, weights, batch, cache):
+        """One model step; single-token steps replay a captured CUDA graph (see graph.py)."""
+        graphs = self._decode_graphs(forward, cfg, weights, batch)
+        if graphs is None:
+            return forward(self, cfg, weights, batch, cache)
+        return graphs.run(forward, cfg, weights, batch, cache)
+
+    def _decode_graphs(self, forward, cfg, weights, batch):
+        """The graphs for this one-token step, or None where it runs eagerly."""
         if batch.n != 1 or not self.graphs_enabled or self.device.type != "cuda":
             return None
         if self._graphs is None:
             from zinc.backends.cuda.graph import DecodeGraphs
 
             self._graphs = DecodeGraphs(self)
-        return self._graphs.greedy(forward, cfg, weights, batch, cache, n).numpy()
-
-    def run_step(self, forward, cfg, weights, batch, cache):
-        """One model step; single-token steps replay a captured CUDA graph (see graph.py)."""
-        if batch.n != 1 or not self.graphs_enabled or self.device.type != "cuda":
-            return forward(self, cfg, weights, batch, cache)
-        if self._graphs is None:
-            from zinc.backends.cuda.graph import DecodeGraphs
-
-            self._graphs = DecodeGraphs(self)
-        return self._graphs.run(forward, cfg, weights, batch, cache)
+        return self._graphs if self._graphs.capturable(forward, cfg, weights) else None
 
 
 def rope_factors(p: RopeParams, freq_factors: np.ndarray | None, device) -> tuple[torch.Tensor, float]:
