@@ -17,18 +17,6 @@ if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 pytest.importorskip("triton")
 
-if os.environ.get("TRITON_INTERPRET") == "1":
-    # Triton's interpreter turns a loop bound into int(array of shape (1,)), an error from NumPy 2.4 on
-    from triton.runtime import interpreter as _interp  # noqa: E402
-
-    _patch_tensor = _interp._patch_lang_tensor
-
-    def _patch_lang_tensor(tensor):
-        _patch_tensor(tensor)
-        tensor.__index__ = lambda self: int(np.asarray(self.handle.data).reshape(-1)[0])
-
-    _interp._patch_lang_tensor = _patch_lang_tensor
-
 from zinc.backends.base import QTensor  # noqa: E402
 from zinc.backends.cpu import CpuOps  # noqa: E402
 from zinc.backends.cuda.ops import CudaOps  # noqa: E402
