@@ -1,11 +1,13 @@
 """The CUDA backend: torch tensors on one GPU, Triton kernels for the hot ops, CUDA-graph decode.
 
 Activations are f32 torch tensors on the device. Weights are `CudaWeight`s (raw GGUF blocks
-repacked at upload). `matmul` runs the fused dequantize-matvec kernel for a few rows (decode) and
-dequantizes to f16 + a tensor-core matmul for more (prefill); rms_norm, rope, the GLUs and decode
-attention are Triton kernels; prefill attention is torch SDPA (an explicit f32 path with softcap or
-sinks). Everything else is a torch op on the device: no op falls back to the host. Types without a
-tuned matvec (all but Q4_K, Q6_K, Q8_0) take the generic dequant-matvec of `kernels/matvec_generic`.
+repacked at upload). For a few rows (decode) `matmul` of a Q4_K / Q6_K / Q8_0 weight is the integer
+dot-product matvec of `kernels/mmvq` on 8-bit activations (quantized by the RMS norm that produced
+them, or on first use; `matmul_glu` is one kernel for gate, up and the GLU); other types take the
+generic dequant-matvec of `kernels/matvec_generic`; for more rows (prefill) weights are dequantized
+to f16 for a tensor-core matmul. rms_norm, rope (fused with the per-head norm and the KV write), the
+GLUs and decode attention are Triton kernels; prefill attention is torch SDPA (an explicit f32 path
+with softcap or sinks). Everything else is a torch op on the device: no op falls back to the host.
 Expert matmuls read only the selected experts: for a few tokens one matvec over (token, expert)
 pairs with the ids read on the device, for more a loop over the experts hit (dequantize, GEMM).
 Recurrent layers (conv1d, delta rule) are torch code in `kernels/recurrent.py`.
@@ -13,7 +15,8 @@ Recurrent layers (conv1d, delta rule) are torch code in `kernels/recurrent.py`.
 `run_step` (called by `Model.forward`) replays a CUDA graph of the whole single-token step
 (`graph.DecodeGraphs`); while a graph is being captured, `kv_write` takes each cell from the
 position (pos % cells, as `KVCache.begin` does) and attention reads its extent from the positions,
-so the captured step is right at every later position.
+so the captured step is right at every later position. `greedy_steps` (`Model.greedy`) replays a
+graph of the step plus its argmax, which feeds the next replay: no host round trip per token.
 """
 
 from __future__ import annotations
