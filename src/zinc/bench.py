@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from zinc.errors import ZincError
+from zinc.testing.compare import mean_kl
 
 VERIFY_TOKENS = 8
 # Stepwise against teacher-forced logits: max |difference| over max |teacher-forced|, and the mean KL
@@ -80,23 +81,15 @@ def verify(model: Any, n_tokens: int = VERIFY_TOKENS, seed: int = 0) -> dict[str
     scale = float(np.max(np.abs(ref))) or 1.0
     err = float(np.max(np.abs(step - ref))) / scale
     agree = float(np.mean(np.argmax(step, -1) == np.argmax(ref, -1)))
-    kl = mean_kl(ref, step) if np.all(np.isfinite(step)) else float("inf")
-    ok = bool(np.all(np.isfinite(step))) and err <= VERIFY_RTOL and kl <= VERIFY_KL
+    finite = bool(np.all(np.isfinite(step)))
+    kl = mean_kl(ref, step) if finite else float("inf")
+    ok = finite and err <= VERIFY_RTOL and kl <= VERIFY_KL
     res = {"tokens": n_tokens, "max_rel_err": err, "mean_kl": kl, "argmax_agreement": agree, "ok": ok}
     if not ok:
         raise BenchError(f"{model.path.name}: step-by-step logits differ from the full forward "
                          f"(max relative error {err:.3g}, limit {VERIFY_RTOL}; mean KL {kl:.3g}, limit {VERIFY_KL}); "
                          "not benchmarking a wrong model")
     return res
-
-
-def mean_kl(ref: np.ndarray, got: np.ndarray) -> float:
-    """Mean over rows of KL(softmax(ref) || softmax(got)), in nats."""
-    def logp(z):
-        z = z - z.max(-1, keepdims=True)
-        return z - np.log(np.exp(z).sum(-1, keepdims=True))
-    lp, lq = logp(np.asarray(ref, np.float64)), logp(np.asarray(got, np.float64))
-    return float(np.mean(np.sum(np.exp(lp) * (lp - lq), -1)))
 
 
 class _Depth:

@@ -12,7 +12,7 @@ if not torch.cuda.is_available():
     pytest.skip("no CUDA device", allow_module_level=True)
 
 from zinc.api import load  # noqa: E402
-from zinc.backends.cuda.profile import compare_logits  # noqa: E402
+from zinc.testing.compare import compare_logits  # noqa: E402
 from zinc.synth import write_model  # noqa: E402
 
 

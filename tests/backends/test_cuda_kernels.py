@@ -16,11 +16,12 @@ if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 pytest.importorskip("triton")
 
-from zinc.backends.base import QTensor, RopeParams  # noqa: E402
+from zinc.backends.base import RopeParams  # noqa: E402
 from zinc.backends.cpu import CpuOps  # noqa: E402
 from zinc.backends.cuda.ops import CudaOps  # noqa: E402
 from zinc.gguf.constants import GGMLType  # noqa: E402
-from zinc.gguf.quants import random_blocks  # noqa: E402
+from zinc.testing.compare import random_weight as weight  # noqa: E402
+from zinc.testing.compare import rel_err as rel  # noqa: E402
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 QUANTS = [GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0, GGMLType.F16, GGMLType.F32]
@@ -34,17 +35,6 @@ def ops():
 @pytest.fixture(scope="module")
 def ref():
     return CpuOps()
-
-
-def rel(a, b) -> float:
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    assert np.all(np.isfinite(a)), "non-finite output"
-    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
-
-
-def weight(t: GGMLType, shape: tuple[int, ...], seed: int) -> QTensor:
-    n = int(np.prod(shape))
-    return QTensor(f"w{seed}", t, shape, random_blocks(t, n, np.random.default_rng(seed), scale=0.05))
 
 
 @pytest.mark.parametrize("t", QUANTS, ids=lambda t: t.name)

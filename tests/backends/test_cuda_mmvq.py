@@ -22,6 +22,7 @@ from zinc.backends.cuda.kernels import mmvq  # noqa: E402
 from zinc.backends.cuda.weights import CudaWeight  # noqa: E402
 from zinc.gguf.constants import GGMLType  # noqa: E402
 from zinc.gguf.quants import random_blocks  # noqa: E402
+from zinc.testing.compare import rel_err as rel  # noqa: E402
 
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
@@ -34,12 +35,6 @@ def quantize_ref(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     s = b / np.where(amax > 0, d, np.float32(1))[..., None]
     q = np.sign(s) * np.floor(np.abs(s) + np.float32(0.5))
     return q.reshape(x.shape).astype(np.int64), d
-
-
-def rel(a, b) -> float:
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    assert np.all(np.isfinite(a))
-    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
 
 
 @pytest.mark.parametrize("k", [256, 768])

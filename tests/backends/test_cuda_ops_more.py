@@ -21,7 +21,8 @@ from zinc.backends.base import QTensor  # noqa: E402
 from zinc.backends.cpu import CpuOps  # noqa: E402
 from zinc.backends.cuda.ops import CudaOps  # noqa: E402
 from zinc.gguf.constants import GGMLType  # noqa: E402
-from zinc.gguf.quants import random_blocks  # noqa: E402
+from zinc.testing.compare import random_weight as weight  # noqa: E402
+from zinc.testing.compare import rel_err as rel  # noqa: E402
 
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 T = GGMLType
@@ -36,17 +37,6 @@ def ops():
 @pytest.fixture(scope="module")
 def ref():
     return CpuOps()
-
-
-def rel(a, b) -> float:
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    assert np.all(np.isfinite(a)), "non-finite output"
-    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
-
-
-def weight(t: GGMLType, shape: tuple[int, ...], seed: int) -> QTensor:
-    n = int(np.prod(shape))
-    return QTensor(f"w{seed}", t, shape, random_blocks(t, n, np.random.default_rng(seed), scale=0.05))
 
 
 def odd_k(t: GGMLType) -> int:
@@ -190,7 +180,7 @@ FAMILIES = [("qwen35-tiny", "F16"), ("qwen35moe-tiny", "Q5_0"), ("qwen3moe-tiny"
 def test_tiny_family(tmp_path, preset, ftype):
     """Prefill then decode steps on CudaOps against CpuOps: argmax where the reference is sure, KL."""
     from zinc.api import load
-    from zinc.backends.cuda.profile import compare_logits
+    from zinc.testing.compare import compare_logits
     from zinc.synth import write_model
 
     path = tmp_path / f"{preset}-{ftype}.gguf"

@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from zinc.testing.compare import log_softmax
+
 ARCH_PRESETS = ["llama3-tiny", "qwen3-tiny", "qwen3moe-tiny", "gemma3-tiny"]
 PARITY_ROWS: list[dict] = []
 TIMING_ROWS: list[str] = []
@@ -58,12 +60,6 @@ def twin(tmp_path_factory):
         return made[path]
 
     return get
-
-
-def log_softmax(x: np.ndarray) -> np.ndarray:
-    x = x.astype(np.float64)
-    x = x - x.max(axis=-1, keepdims=True)
-    return x - np.log(np.exp(x).sum(axis=-1, keepdims=True))
 
 
 def compare_logits(ref: np.ndarray, ours: np.ndarray, margin: float = 0.05) -> dict:

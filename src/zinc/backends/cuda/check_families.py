@@ -39,7 +39,7 @@ def check_one(family: str, ftype: str, tmp: Path, device: str = "cuda") -> dict:
     from zinc.api import load
     from zinc.backends.cpu import CpuOps
     from zinc.backends.cuda.ops import CudaOps
-    from zinc.backends.cuda.profile import compare_logits
+    from zinc.testing.compare import compare_logits
     from zinc.synth import write_model
 
     path = tmp / f"{family}-{ftype}.gguf"

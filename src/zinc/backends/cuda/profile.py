@@ -20,42 +20,31 @@ import numpy as np
 import torch
 import triton
 
-from zinc.backends.base import QTensor, RopeParams
+from zinc.backends.base import RopeParams
 from zinc.backends.cpu import CpuOps
 from zinc.backends.cuda.kernels import mmvq
 from zinc.backends.cuda.ops import CudaOps
 from zinc.gguf.constants import GGMLType as T
-from zinc.gguf.quants import random_blocks
+from zinc.testing.compare import compare_logits, random_weight, rel_err
 
 SHAPES = [(T.Q4_K, 4096, 4096), (T.Q4_K, 1024, 4096), (T.Q6_K, 1024, 4096), (T.Q4_K, 12288, 4096),
           (T.Q4_K, 4096, 12288), (T.Q6_K, 4096, 12288), (T.Q8_0, 4096, 4096), (T.Q6_K, 151936, 4096)]
-
-
-def rel(a, b) -> float:
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    if not np.all(np.isfinite(a)):
-        return float("inf")
-    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
-
-
-def _weight(t, n, k, seed) -> QTensor:
-    return QTensor(f"w{seed}", t, (n, k), random_blocks(t, n * k, np.random.default_rng(seed), scale=0.05))
 
 
 def check_matmul(ops, rows_list=(1, 3, 64)) -> list[dict]:
     """Quantized matmul at real shapes against float64 math on the NumPy dequantization."""
     res = []
     for t, n, k in SHAPES[:-1]:
-        qt = _weight(t, n, k, n + k)
+        qt = random_weight(t, (n, k), n + k)
         w64 = qt.dequantize().astype(np.float64)
         cw = ops.upload(qt)
         for rows in rows_list:
             x = np.random.default_rng(rows).standard_normal((rows, k)).astype(np.float32)
             got = ops.to_numpy(ops.matmul(ops.from_numpy(x), cw))
             res.append({"op": "matmul", "type": t.name, "N": n, "K": k, "rows": rows,
-                        "rel_err": rel(got, x.astype(np.float64) @ w64.T)})
+                        "rel_err": rel_err(got, x.astype(np.float64) @ w64.T)})
         full = ops.to_numpy(ops.dequantize(cw, torch.float32))
-        res.append({"op": "dequant", "type": t.name, "N": n, "K": k, "rows": n, "rel_err": rel(full, w64)})
+        res.append({"op": "dequant", "type": t.name, "N": n, "K": k, "rows": n, "rel_err": rel_err(full, w64)})
     return res
 
 
@@ -65,16 +54,16 @@ def check_small_ops(ops, ref) -> list[dict]:
     res = []
     x = rng.standard_normal((5, 4096)).astype(np.float32)
     w = rng.standard_normal(4096).astype(np.float32)
-    res.append({"op": "rms_norm", "rel_err": rel(ops.to_numpy(ops.rms_norm(ops.from_numpy(x), ops.from_numpy(w), 1e-6)),
+    res.append({"op": "rms_norm", "rel_err": rel_err(ops.to_numpy(ops.rms_norm(ops.from_numpy(x), ops.from_numpy(w), 1e-6)),
                                                  ref.rms_norm(x, w, 1e-6))})
     q = rng.standard_normal((5, 32, 128)).astype(np.float32)
     pos = np.arange(1000, 1005, dtype=np.int32)
     for mode in ("neox", "norm"):
         p = RopeParams(128, mode, 1e6)
         got = ops.rope(ops.from_numpy(q), ops.from_numpy(pos), p)
-        res.append({"op": f"rope_{mode}", "rel_err": rel(ops.to_numpy(got), ref.rope(q, pos, p))})
+        res.append({"op": f"rope_{mode}", "rel_err": rel_err(ops.to_numpy(got), ref.rope(q, pos, p))})
     g, u = rng.standard_normal((2, 12288)).astype(np.float32), rng.standard_normal((2, 12288)).astype(np.float32)
-    res.append({"op": "glu_silu", "rel_err": rel(ops.to_numpy(ops.glu(ops.from_numpy(g), ops.from_numpy(u), "silu")),
+    res.append({"op": "glu_silu", "rel_err": rel_err(ops.to_numpy(ops.glu(ops.from_numpy(g), ops.from_numpy(u), "silu")),
                                                  ref.glu(g, u, "silu"))})
     S, n_kv = 4096, 3001
     k = rng.standard_normal((S, 8, 128)).astype(np.float16)
@@ -86,7 +75,7 @@ def check_small_ops(ops, ref) -> list[dict]:
         qp = np.arange(n_kv - T_, n_kv, dtype=np.int32)
         want = ref.attention(qq, k, v, qp, kp, n_kv, 0.088)
         got = ops.attention(*(ops.from_numpy(a) for a in (qq, k, v, qp, kp)), n_kv, 0.088)
-        res.append({"op": f"attention_T{T_}", "rel_err": rel(ops.to_numpy(got), want)})
+        res.append({"op": f"attention_T{T_}", "rel_err": rel_err(ops.to_numpy(got), want)})
     return res
 
 
@@ -101,7 +90,7 @@ def time_matvec(ops) -> list[dict]:
     (shared by the projections of one input) is timed on its own."""
     res = []
     for t, n, k in SHAPES:
-        qt = _weight(t, n, k, 1)
+        qt = random_weight(t, (n, k), 1)
         copies = max(1, min(8, (256 << 20) // qt.nbytes + 1))
         ws = [ops.upload(qt) for _ in range(copies)]
         x = torch.randn((1, k), device=ops.device)
@@ -119,7 +108,7 @@ def time_prefill(ops) -> list[dict]:
     """Dequantize-to-f16 and the f16 GEMM of a 512-token prefill, per weight shape."""
     res = []
     for t, n, k in SHAPES[:6]:
-        cw = ops.upload(_weight(t, n, k, 2))
+        cw = ops.upload(random_weight(t, (n, k), 2))
         x = torch.randn((512, k), device=ops.device)
         wt = ops.dequantize(cw)
         xh = x.half()
@@ -173,19 +162,6 @@ def check_tiny_models(tmp: Path) -> list[dict]:
                         "decode": compare_logits(np.concatenate(step), ref),
                         "graph_captures": getattr(gpu.ops._graphs, "captures", 0)})
     return res
-
-
-def compare_logits(got: np.ndarray, ref: np.ndarray) -> dict:
-    srt = np.sort(ref, axis=-1)
-    sure = (srt[:, -1] - srt[:, -2]) >= 0.05
-    agree = float(np.mean((np.argmax(got, -1) == np.argmax(ref, -1))[sure])) if sure.any() else 1.0
-
-    def logp(z):
-        z = z.astype(np.float64) - z.max(-1, keepdims=True)
-        return z - np.log(np.exp(z).sum(-1, keepdims=True))
-    lp, lq = logp(ref), logp(got)
-    kl = float(np.mean(np.sum(np.exp(lp) * (lp - lq), -1)))
-    return {"argmax_agree": agree, "n_sure": int(sure.sum()), "mean_kl": kl, "rel_err": rel(got, ref)}
 
 
 def time_decode_graph(path: Path, n_steps: int = 128) -> dict:

@@ -1,0 +1,50 @@
+"""Comparing a backend's numbers with a reference: relative error, logit metrics, random weights.
+
+One copy for the GPU check scripts (`zinc.backends.cuda.profile`, `check_families`), `zinc bench`'s
+verification and the tests. NumPy only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from zinc.backends.base import QTensor
+from zinc.gguf.constants import GGMLType
+from zinc.gguf.quants import random_blocks
+
+
+def rel_err(got, want) -> float:
+    """‖got − want‖ / ‖want‖ in float64; inf when `got` holds a non-finite value."""
+    a, b = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    if not np.all(np.isfinite(a)):
+        return float("inf")
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
+
+
+def log_softmax(z: np.ndarray) -> np.ndarray:
+    """log softmax over the last axis, in float64."""
+    z = np.asarray(z, np.float64)
+    z = z - z.max(axis=-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
+def mean_kl(ref: np.ndarray, got: np.ndarray) -> float:
+    """Mean over rows of KL(softmax(ref) || softmax(got)), in nats."""
+    lp, lq = log_softmax(ref), log_softmax(got)
+    return float(np.mean(np.sum(np.exp(lp) * (lp - lq), -1)))
+
+
+def compare_logits(got: np.ndarray, ref: np.ndarray, margin: float = 0.05) -> dict:
+    """Argmax agreement where the reference's top-1/top-2 margin is >= `margin`, how many such rows,
+    the mean KL(ref || got) and the relative error of (T, n_vocab) logits."""
+    srt = np.sort(ref, axis=-1)
+    sure = (srt[:, -1] - srt[:, -2]) >= margin
+    agree = float(np.mean((np.argmax(got, -1) == np.argmax(ref, -1))[sure])) if sure.any() else 1.0
+    return {"argmax_agree": agree, "n_sure": int(sure.sum()), "mean_kl": mean_kl(ref, got),
+            "rel_err": rel_err(got, ref)}
+
+
+def random_weight(t: GGMLType, shape: tuple[int, ...], seed: int, scale: float = 0.05) -> QTensor:
+    """A weight of `shape` and type `t` with random blocks (finite scales), named w<seed>."""
+    n = int(np.prod(shape))
+    return QTensor(f"w{seed}", t, tuple(shape), random_blocks(t, n, np.random.default_rng(seed), scale=scale))
