@@ -28,21 +28,30 @@ QK = 256  # values per super-block (a K-quant block, or 8 Q8_0 blocks)
 
 
 @triton.jit
-def _tile_q4k(a, b, c, d, r, kb, K):
-    """Q4_K super-block kb of rows r (BN,) int64 -> (BN, 8, 32) f32."""
+def _nibbles_k(a, r, kb, K):
+    """The 4-bit values of K-quant super-block kb (Q4_K / Q5_K qs layout) of rows r -> (BN, 8, 32) int32."""
     g = tl.arange(0, 8)[None, :, None]
     l = tl.arange(0, 32)[None, None, :]
-    rr = r[:, None, None]
-    q = tl.load(a + rr * (K // 2) + kb * 128 + (g // 2) * 32 + l).to(tl.int32)
-    q = (q >> ((g % 2) * 4)) & 15
-    so = r[:, None] * (K // 32) + kb * 8 + tl.arange(0, 8)[None, :]
-    sc = tl.load(b + so).to(tl.float32)
-    mn = tl.load(c + so).to(tl.float32)
+    q = tl.load(a + r[:, None, None] * (K // 2) + kb * 128 + (g // 2) * 32 + l).to(tl.int32)
+    return (q >> ((g % 2) * 4)) & 15
+
+
+@triton.jit
+def _scale_min_k(q, sc, mn, d, r, kb, K):
+    """q * d * sc - dmin * mn per 32-value sub-block (sc, mn (BN, 8) f32; d, dmin per super-block in d)."""
     dd = tl.load(d + r * (K // 128) + kb * 2).to(tl.float32)
     dmin = tl.load(d + r * (K // 128) + kb * 2 + 1).to(tl.float32)
     scale = (dd[:, None] * sc)[:, :, None]
     minus = (dmin[:, None] * mn)[:, :, None]
     return q.to(tl.float32) * scale - minus
+
+
+@triton.jit
+def _tile_q4k(a, b, c, d, r, kb, K):
+    """Q4_K super-block kb of rows r (BN,) int64 -> (BN, 8, 32) f32."""
+    so = r[:, None] * (K // 32) + kb * 8 + tl.arange(0, 8)[None, :]
+    return _scale_min_k(_nibbles_k(a, r, kb, K), tl.load(b + so).to(tl.float32), tl.load(c + so).to(tl.float32),
+                        d, r, kb, K)
 
 
 @triton.jit
@@ -83,19 +92,10 @@ def _tile_q5k(a, b, c, d, r, kb, K):
     """Q5_K super-block kb of rows r -> (BN, 8, 32) f32: Q4_K's nibbles plus one high bit per value."""
     g = tl.arange(0, 8)[None, :, None]
     l = tl.arange(0, 32)[None, None, :]
-    rr = r[:, None, None]
-    q = tl.load(a + rr * (K // 2) + kb * 128 + (g // 2) * 32 + l).to(tl.int32)
-    q = (q >> ((g % 2) * 4)) & 15
-    hb = tl.load(b + rr * (K // 8) + kb * 32 + l).to(tl.int32)
-    q = q | (((hb >> g) & 1) << 4)
+    hb = tl.load(b + r[:, None, None] * (K // 8) + kb * 32 + l).to(tl.int32)
+    q = _nibbles_k(a, r, kb, K) | (((hb >> g) & 1) << 4)
     so = r[:, None] * (K // 16) + kb * 16 + tl.arange(0, 8)[None, :]
-    sc = tl.load(c + so).to(tl.float32)
-    mn = tl.load(c + so + 8).to(tl.float32)
-    dd = tl.load(d + r * (K // 128) + kb * 2).to(tl.float32)
-    dmin = tl.load(d + r * (K // 128) + kb * 2 + 1).to(tl.float32)
-    scale = (dd[:, None] * sc)[:, :, None]
-    minus = (dmin[:, None] * mn)[:, :, None]
-    return q.to(tl.float32) * scale - minus
+    return _scale_min_k(q, tl.load(c + so).to(tl.float32), tl.load(c + so + 8).to(tl.float32), d, r, kb, K)
 
 
 @triton.jit
