@@ -69,10 +69,13 @@ class DecodeGraphs:
             return g.out
         out, g = self._capture(forward, cfg, weights, batch, cache)
         if g is not None:
-            self.graphs[key] = g
-            while len(self.graphs) > MAX_GRAPHS:
-                self.graphs.popitem(last=False)
+            self._keep(key, g)
         return out
+
+    def _keep(self, key: tuple, g: _Captured) -> None:
+        self.graphs[key] = g
+        while len(self.graphs) > MAX_GRAPHS:
+            self.graphs.popitem(last=False)
 
     def greedy(self, forward, cfg, weights, batch, cache, n: int) -> torch.Tensor:
         """n greedy steps from the one-token batch without the host in the loop: a graph of the step
@@ -84,12 +87,10 @@ class DecodeGraphs:
         done = 0
         if g is None or g.signature != cache_signature(cache):
             out, g = self._capture(forward, cfg, weights, batch, cache, greedy=True)
-            if g is None:
-                return torch.argmax(out[-1]).to(torch.int32).reshape(1).cpu()
-            self.graphs[key] = g
-            while len(self.graphs) > MAX_GRAPHS:
-                self.graphs.popitem(last=False)
             first = torch.argmax(out[-1]).to(torch.int32)
+            if g is None:
+                return first.reshape(1).cpu()
+            self._keep(key, g)
             g.chosen[:1] = first
             g.tokens.copy_(first.reshape(g.tokens.shape))
             g.pos.copy_(batch.pos.reshape(g.pos.shape) + 1)
