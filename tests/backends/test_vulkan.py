@@ -32,9 +32,13 @@ KERNEL_CASES = [f"{op}_{t}" for op in ("matmul", "embed") for t in WEIGHT_TYPES]
                 "rms_norm", "rms_norm_no_w", "rope_neox", "rope_norm", "attention_gqa", "attention_window",
                 "attention_softcap_sinks", "glu_silu", "glu_gelu", "glu_swiglu_oai", "unary", "add_mul",
                 "scale_softcap", "argmax", "split_slice", "kv_write",
-                "matvec_Q4_K", "matvec_Q6_K", "matvec_glu_Q4_K", "matvec_glu_Q6_K", "matvec_bias_Q6_K"]
+                "matvec_Q4_K", "matvec_Q6_K", "matvec_glu_Q4_K", "matvec_glu_Q6_K", "matvec_bias_Q6_K",
+                "mvq_Q4_K", "mvq_Q6_K", "mvq_glu_Q4_K", "mvq_glu_Q6_K", "mvq_bias_Q4_K", "rms_norm4", "q8_chain"]
 # decode matvec shapes tried: (lanes per row, rows per lane, row slots per workgroup, subgroup shuffles)
 MATVEC_SHAPES = [(32, 2, 2, True), (32, 2, 2, False), (4, 3, 2, True), (16, 1, 4, False), (8, 4, 1, True)]
+# the same for the 8-bit-activation kernels (mvq_glu writes 8-bit outputs when R * S % 32 == 0)
+MVQ_SHAPES = [(32, 1, 4, True), (32, 2, 16, True), (32, 2, 2, False), (8, 4, 8, True), (16, 1, 3, False),
+              (4, 2, 2, True)]
 MODEL_CASES = ["qwen3-tiny:Q4_K_M", "qwen3-tiny:Q8_0", "llama3-tiny:Q4_K_M", "llama3-tiny:Q8_0",
                "qwen3moe-tiny:Q4_K_M", "gpt-oss-tiny:Q4_K_M", "gpt-oss-tiny:MXFP4_MOE",
                "qwen35-tiny:Q4_K_M", "qwen35moe-tiny:Q4_K_M"]
@@ -68,6 +72,23 @@ def _qtensor(rng, t: str, shape: tuple[int, ...]):
     return QTensor("w", gt, shape, quantize(_rand(rng, *shape, scale=0.1), gt))
 
 
+def _q8(x: np.ndarray) -> np.ndarray:
+    """x as the decode matvecs see it: rows in blocks of 32 quantized to int8 codes times d = max|x| / 127
+    (lib/q8.wgsl, computed the same way in float32)."""
+    b = np.asarray(x, np.float32).reshape(-1, 32)
+    amax = np.abs(b).max(axis=1, keepdims=True)
+    with np.errstate(divide="ignore"):
+        inv = np.where(amax > 0, np.float32(127.0) / amax, np.float32(0.0)).astype(np.float32)
+    codes = np.round(b * inv)
+    return (codes * (amax / np.float32(127.0))).astype(np.float32).reshape(np.shape(x))
+
+
+def _x_seen(vk, t: str, x: np.ndarray) -> np.ndarray:
+    """The activations a matmul of type `t` reads: 8-bit for the decode matvecs, else x itself."""
+    from zinc.backends.vulkan.ops import MVQ_ROWS
+    return _q8(x) if vk.matvec_q8 and t in ("Q4_K", "Q6_K") and x.size // x.shape[-1] <= MVQ_ROWS else x
+
+
 def _k_for(t: str) -> int:
     """An odd row length the type allows: not a multiple of 2 for float types, 3 blocks for 32-blocks."""
     return {"F32": 37, "F16": 37, "BF16": 37}.get(t, 96 if t in ("Q8_0", "Q4_0", "Q5_0", "MXFP4") else 512)
@@ -84,7 +105,7 @@ def _weight_case(vk, cpu, rng, name: str) -> float:
     errs = []
     for T in (1, 5, 9):
         x = _rand(rng, T, K)
-        errs.append(_err(vk.to_numpy(vk.matmul(vk.from_numpy(x), wv)), cpu.matmul(x, wc)))
+        errs.append(_err(vk.to_numpy(vk.matmul(vk.from_numpy(x), wv)), cpu.matmul(_x_seen(vk, t, x), wc)))
     return max(errs)
 
 
@@ -291,38 +312,95 @@ def _norm_rope_case(vk, cpu, rng, name: str) -> float:
 
 
 def _matvec_case(vk, cpu, rng, name: str) -> float:
-    """The one-token matvec kernels at every shape in MATVEC_SHAPES (with and without subgroup
-    shuffles where the adapter's subgroups are wide enough), 3 super-blocks a row, 37 rows."""
+    """The one-token f32-activation matvec kernels (matvec_*) at every shape in MATVEC_SHAPES, or the
+    8-bit-activation ones (mvq_*, 1-4 tokens) at every shape in MVQ_SHAPES (with and without subgroup
+    shuffles where the adapter's subgroups are wide enough), 3 super-blocks a row, 37 rows; mvq against
+    the NumPy backend on the 8-bit activations. Dispatches: the product, plus the activations'
+    quantization for mvq."""
     V, C = vk.from_numpy, vk.to_numpy
-    t = name.rsplit("_", 2)[-2] + "_" + name.rsplit("_", 1)[-1]
+    kind, t = name.rsplit("_", 2)[0], "_".join(name.rsplit("_", 2)[1:])
+    q8 = kind.startswith("mvq")
     K, N = 768, 37
     qa, qb = _qtensor(rng, t, (N, K)), _qtensor(rng, t, (N, K))
     wa, wb, ca, cb = vk.upload(qa), vk.upload(qb), cpu.upload(qa), cpu.upload(qb)
     bias = _rand(rng, N)
     sub0, errs = vk.dev.subgroups, []
     try:
-        for L, R, S, sg in MATVEC_SHAPES:
+        vk.matvec_q8 = q8
+        for i, (L, R, S, sg) in enumerate(MVQ_SHAPES if q8 else MATVEC_SHAPES):
             vk.dev.subgroups = sub0 and sg
-            vk.matvec = {"matvec": (L, R, S), "matvec_glu": (L, R, S)}
-            x = _rand(rng, 1, K, scale=2.0)
+            vk.matvec = {"matvec": (L, R, S), "matvec_glu": (L, R, S), "mvq": (L, R, S), "mvq_glu": (L, R, S)}
+            T = 1 + i % 4 if q8 else 1
+            x = _rand(rng, T, K, scale=2.0)
+            xs = _q8(x) if q8 else x
             d0 = vk.stats["dispatches"]
-            if name.startswith("matvec_glu"):
-                got, ref = vk.matmul_glu(V(x), wa, wb, "silu"), cpu.matmul_glu(x, ca, cb, "silu")
-            elif name.startswith("matvec_bias"):
-                got, ref = vk.add(vk.matmul(V(x), wa), V(bias)), cpu.add(cpu.matmul(x, ca), bias)
+            if kind.endswith("glu"):
+                got, ref = vk.matmul_glu(V(x), wa, wb, "silu"), cpu.matmul_glu(xs, ca, cb, "silu")
+            elif kind.endswith("bias"):
+                got, ref = vk.add(vk.matmul(V(x), wa), V(bias)), cpu.add(cpu.matmul(xs, ca), bias)
             else:
-                got, ref = vk.matmul(V(x), wa), cpu.matmul(x, ca)
-            errs += [_err(C(got), ref), float(vk.stats["dispatches"] - d0 != 1)]
+                got, ref = vk.matmul(V(x), wa), cpu.matmul(xs, ca)
+            errs += [_err(C(got), ref), float(vk.stats["dispatches"] - d0 != 1 + q8)]
+            if kind == "mvq_glu":
+                errs.append(_glu_q8_out_case(vk, cpu, rng, t, T))
     finally:
         vk.dev.subgroups = sub0
+        vk.matvec_q8 = True
         vk.matvec = dict(__import__("zinc.backends.vulkan.ops", fromlist=["x"]).MATVEC_CONFIG)
+    return max(errs)
+
+
+def _glu_q8_out_case(vk, cpu, rng, t: str, T: int) -> float:
+    """gate/up of 512 rows, then a down projection of its output: with R * S % 32 == 0 the GLU kernel
+    writes the 8-bit activations itself (the down product is then one dispatch)."""
+    V, C = vk.from_numpy, vk.to_numpy
+    K, N, M = 256, 512, 19
+    wg, wu, wd = (_qtensor(rng, t, shape) for shape in ((N, K), (N, K), (M, N)))
+    x = _rand(rng, T, K)
+    y = vk.matmul_glu(V(x), vk.upload(wg), vk.upload(wu), "silu")
+    y_ref = cpu.matmul_glu(_q8(x), cpu.upload(wg), cpu.upload(wu), "silu")
+    L, R, S = vk.matvec["mvq_glu"]
+    d0 = vk.stats["dispatches"]
+    z = C(vk.matmul(y, vk.upload(wd)))
+    n = vk.stats["dispatches"] - d0
+    return max(_err(C(y), y_ref), _err(z, cpu.matmul(_q8(C(y)), cpu.upload(wd))),
+               float(n != (1 if R * S % 32 == 0 else 2)))
+
+
+def _norm4_case(vk, cpu, rng, name: str) -> float:
+    """The vec4 rms_norm / add_rms_norm (D % 4 == 0) over a few shapes; q8_chain: a norm of a few rows
+    writes the 8-bit activations that the next matvec reads (one dispatch for the product, no
+    quantization), also through a reshape that keeps the rows."""
+    V, C = vk.from_numpy, vk.to_numpy
+    errs = []
+    if name == "rms_norm4":
+        for rows, D, has_w in ((3, 36, True), (7, 1100, False), (2, 4608, True), (1, 256, True)):
+            x, r, w = _rand(rng, rows, D, scale=2.0), _rand(rng, rows, D), _rand(rng, D) if has_w else None
+            vw = V(w) if w is not None else None
+            errs.append(_err(C(vk.rms_norm(V(x), vw, 1e-6)), cpu.rms_norm(x, w, 1e-6)))
+            (s, y), (rs, ry) = vk.add_rms_norm(V(x), V(r), vw, 1e-5), cpu.add_rms_norm(x, r, w, 1e-5)
+            errs += [_err(C(s), rs), _err(C(y), ry)]
+        return max(errs)
+    K, N = 512, 29
+    qt = _qtensor(rng, "Q4_K", (N, K))
+    wv, wc = vk.upload(qt), cpu.upload(qt)
+    for rows in (1, 3):
+        x, r, w = _rand(rng, rows, K, scale=2.0), _rand(rng, rows, K), _rand(rng, K)
+        for h in (vk.rms_norm(V(x), V(w), 1e-6), vk.add_rms_norm(V(x), V(r), V(w), 1e-6)[1],
+                  vk.reshape(vk.rms_norm(V(x), V(w), 1e-6), (rows, 1, K))):
+            d0 = vk.stats["dispatches"]
+            got = C(vk.matmul(h, wv))
+            errs += [_err(got, cpu.matmul(_q8(C(h)).reshape(rows, K), wc).reshape(got.shape)),
+                     float(vk.stats["dispatches"] - d0 != 1)]
     return max(errs)
 
 
 def _kernel_case(vk, cpu, name: str) -> float:
     rng = np.random.default_rng(zlib.crc32(name.encode()))
-    if name.startswith("matvec_"):
+    if name.startswith(("matvec_", "mvq_")):
         return _matvec_case(vk, cpu, rng, name)
+    if name in ("rms_norm4", "q8_chain"):
+        return _norm4_case(vk, cpu, rng, name)
     if name in ("matmul_bias", "matmul_experts_bias"):
         return _bias_case(vk, cpu, rng, name)
     if name.startswith(("conv1d", "delta_net")):

@@ -36,7 +36,7 @@ import numpy as np
 from zinc.backends.base import BaseOps, QTensor, RopeParams
 from zinc.backends.cpu.ops import CpuOps, rope_cache
 from zinc.backends.vulkan.device import Device, grid, shader_source
-from zinc.backends.vulkan.weights import DEQUANT, MATVEC, VkWeight, dequant_src, matvec_src, repack
+from zinc.backends.vulkan.weights import DEQUANT, MATVEC, VkWeight, dequant_src, matvec_src, mvq_src, repack
 from zinc.gguf.constants import GGMLType
 
 _NP = {"f32": np.float32, "f16": np.float32, "i32": np.int32}
@@ -47,13 +47,17 @@ _UNARY = {"scale": "x * s", "softcap": "tanh(x * (1.0 / s)) * s", "sigmoid": "1.
 _GLU = {"silu": "g / (1.0 + exp(-g)) * u", "gelu": "gelu(g) * u", "gelu_table": "gelu_table(g) * u",
         "swiglu_oai": "swiglu_oai(g, u)"}
 _GATING = {"softmax": 0, "sigmoid": 1, "softmax_weight": 2}
-# decode matvec shape per kernel: L lanes per row, R rows per lane, S row slots per workgroup
-MATVEC_CONFIG = {"matvec": (32, 1, 2), "matvec_glu": (32, 1, 2)}
+# decode matvec shape per kernel: L lanes per row, R rows per lane, S row slots per workgroup (matvec*:
+# f32 activations, one token; mvq*: 8-bit activations, up to MVQ_ROWS tokens)
+MATVEC_CONFIG = {"matvec": (32, 1, 2), "matvec_glu": (32, 1, 2), "mvq": (32, 1, 4), "mvq_glu": (32, 2, 16)}
+MVQ_ROWS = 4
 
 
 class VkArray:
     """A device array: buffer, row-major shape, dtype ("f32" or "i32"), optional host copy of the data.
 
+    `q8`: the rows as 8-bit activations for the decode matvecs, made by the producer (norms, GLU) or
+    on first use (shared by the q, k, v projections of one input).
     `pending`: a callable that records the deferred dispatch filling the buffer; it runs the first
     time `buf` is read. `lazy` says what that dispatch computes, so that the consumer can run one fused
     kernel instead (leaving this array deferred): ("rms_norm", x, w, eps) for a per-head norm,
@@ -65,6 +69,7 @@ class VkArray:
         self._buf, self.shape, self.dtype, self.host = buf, tuple(int(s) for s in shape), dtype, host
         self.pending: Any = None
         self.lazy: tuple | None = None
+        self.q8: Any = None  # a buffer with the 8-bit activations of the rows (lib/q8.wgsl), once made
 
     @property
     def buf(self) -> Any:
@@ -75,7 +80,7 @@ class VkArray:
 
     @buf.setter
     def buf(self, b: Any) -> None:
-        self._buf = b
+        self._buf, self.q8 = b, None
 
     @property
     def size(self) -> int:
@@ -96,16 +101,20 @@ class VulkanOps(BaseOps):
     name = "vulkan"
 
     def __init__(self, allow_cpu_adapter: bool = False, gelu: str = "table", replay: bool = True,
+                 matvec_q8: bool = True, matvec: dict[str, tuple[int, int, int]] | None = None,
                  **device_options: Any) -> None:
-        """replay: record single-token steps once and replay them (replay.py); device_options go to
-        `Device` (subgroups, submit_every, raw)."""
+        """replay: record single-token steps once and replay them (replay.py); matvec_q8: Q4_K / Q6_K
+        products of up to MVQ_ROWS tokens run on 8-bit activations with integer dot products (else one
+        token on f32 activations); matvec: (L, R, S) per kernel over MATVEC_CONFIG; device_options go
+        to `Device` (subgroups, submit_every, raw)."""
         if gelu not in ("table", "exact"):
             raise ValueError(f"gelu must be 'table' or 'exact', got {gelu!r}")
         self.dev = Device(allow_cpu_adapter=allow_cpu_adapter, **device_options)
         self.device_name = str(self.dev.info.get("device") or "Vulkan adapter")
         self.gelu_mode = gelu
         self._cpu = CpuOps(gelu=gelu)
-        self.matvec = dict(MATVEC_CONFIG)  # (lanes per row L, rows per lane R, row slots per workgroup S)
+        self.matvec = {**MATVEC_CONFIG, **(matvec or {})}  # (lanes per row L, rows per lane R, row slots S)
+        self.matvec_q8 = matvec_q8
         self._dummy = self.dev.buffer(16)  # unused read-only bindings
         self._dummy_w = self.dev.buffer(16)  # unused writable bindings
         self.replay = replay
@@ -173,7 +182,10 @@ class VulkanOps(BaseOps):
             known = int(np.prod([s for s in shape if s != -1]))
             shape = tuple(x.size // known if s == -1 else s for s in shape)
         host = x.host.reshape(shape) if x.host is not None else None
-        return VkArray(x.buf, shape, x.dtype, host)
+        y = VkArray(x.buf, shape, x.dtype, host)
+        if shape[-1] == x.shape[-1]:
+            y.q8 = x.q8
+        return y
 
     def split(self, x: VkArray, sizes: Iterable[int]) -> list[VkArray]:
         sizes = [int(s) for s in sizes]
@@ -219,6 +231,11 @@ class VulkanOps(BaseOps):
         T = x.size // K
         nchunk, n_tiles = -(-K // 32), -(-T // 4)
 
+        if self._mvq_ok(x, T, (w,)):
+            def record(out: VkArray, bias: Any = None) -> VkArray:
+                self._mvq("mvq", x, (w,), out, bias, {})
+                return out
+            return self._deferred((*x.shape[:-1], N), record, "matmul")
         if T == 1 and w.ggml_type in MATVEC and x.dtype == "f32":
             def record(out: VkArray, bias: Any = None) -> VkArray:
                 self._matvec("matvec", x, (w,), out, bias, {})
@@ -238,18 +255,59 @@ class VulkanOps(BaseOps):
         w = ws[0]
         N, K = w.shape[0], w.shape[-1]
         L, R, S = self.matvec[kernel]
-        sg = self.dev.subgroups and self.dev.subgroup_min >= L
-        subs = {**subs, "L": str(L), "R": str(R), "S": str(S), "WG": str(L * S), "UNIT": matvec_src(w),
-                "REDUCE": shader_source(f"lib/mv_reduce_{'sg' if sg else 'wg'}.wgsl"),
-                "SG_ARGS": (", @builtin(subgroup_id) sg_id: u32, @builtin(subgroup_size) sg_size: u32, "
-                            "@builtin(subgroup_invocation_id) sg_lane: u32") if sg else "",
-                "THREAD": "sg_id * sg_size + sg_lane" if sg else "lid"}
+        subs = {**subs, **self._mv_subs(kernel), "UNIT": matvec_src(w)}
         if len(ws) > 1:
             subs["UNIT2"] = matvec_src(ws[1], "2")
         u = self.dev.uniform("IIIII", N, K, w.row_words // 4, MATVEC[w.ggml_type][1](K), int(bias is not None))
         bufs = [x.buf, *(v.buf for v in ws), out._buf]
         if len(ws) == 1:
             bufs.append(bias.buf if bias is not None else self._dummy)
+        self._run(kernel, u, bufs, grid(-(-N // (R * S))), subs)
+
+    def _mvq_ok(self, x: VkArray, T: int, ws: tuple[VkWeight, ...]) -> bool:
+        """The 8-bit-activation matvec applies: a few f32 rows, weights of one type with a kernel."""
+        w = ws[0]
+        return (self.matvec_q8 and T <= MVQ_ROWS and x.dtype == "f32" and w.ggml_type in MATVEC
+                and len(w.shape) == 2 and all(v.ggml_type == w.ggml_type and v.row_words == w.row_words for v in ws))
+
+    def _q8(self, x: VkArray) -> Any:
+        """x's 8-bit activations (lib/q8.wgsl), quantized now unless its producer wrote them."""
+        if x.q8 is None:
+            K = x.shape[-1]
+            T = x.size // K
+            x.q8 = self.dev.buffer(4 * T * _q8_row_words(K))
+            self._run("quant_q8", self.dev.uniform("II", T, K), [x.buf, x.q8], grid(-(-T * K // 32 // 64)))
+        return x.q8
+
+    def _mv_subs(self, kernel: str) -> dict[str, str]:
+        L, R, S = self.matvec[kernel]
+        sg = self.dev.subgroups and self.dev.subgroup_min >= L
+        return {"L": str(L), "R": str(R), "S": str(S), "WG": str(L * S),
+                "REDUCE": shader_source(f"lib/mv_reduce_{'sg' if sg else 'wg'}.wgsl"),
+                "SG_ARGS": (", @builtin(subgroup_id) sg_id: u32, @builtin(subgroup_size) sg_size: u32, "
+                            "@builtin(subgroup_invocation_id) sg_lane: u32") if sg else "",
+                "THREAD": "sg_id * sg_size + sg_lane" if sg else "lid"}
+
+    def _mvq(self, kernel: str, x: VkArray, ws: tuple[VkWeight, ...], out: VkArray, bias: Any,
+             subs: dict[str, str]) -> None:
+        """y = W @ x for T <= MVQ_ROWS tokens on 8-bit activations (mvq_glu: ws = (gate, up), and
+        out.q8 gets y's 8-bit activations when R * S % 32 == 0)."""
+        w = ws[0]
+        N, K = w.shape
+        T = x.size // K
+        L, R, S = self.matvec[kernel]
+        xq = self._q8(x)
+        subs = {**subs, **self._mv_subs(kernel), "NT": str(T), "K": str(K), "UNITS": str(K // 64),
+                "UNIT": mvq_src(w)}
+        bufs = [xq, *(v.buf for v in ws), out._buf]
+        if len(ws) > 1:
+            qout = S * R % 32 == 0 and N % 256 == 0
+            subs.update(UNIT2=mvq_src(ws[1], "2"), QOUT="true" if qout else "false")
+            out.q8 = self.dev.buffer(4 * T * _q8_row_words(N)) if qout else None
+            bufs.append(out.q8 if qout else self._dummy_w)
+        else:
+            bufs.append(bias.buf if bias is not None else self._dummy)
+        u = self.dev.uniform("III", N, w.row_words // 4, int(bias is not None))
         self._run(kernel, u, bufs, grid(-(-N // (R * S))), subs)
 
     def _deferred(self, shape: tuple[int, ...], record: Any, kind: str, *info: Any) -> VkArray:
@@ -281,6 +339,9 @@ class VulkanOps(BaseOps):
             return super().matmul_glu(x, w_gate, w_up, act)
         T = x.size // K
         y = self._new((*x.shape[:-1], N))
+        if self._mvq_ok(x, T, (w_gate, w_up)):
+            self._mvq("mvq_glu", x, (w_gate, w_up), y, None, {"EXPR": _GLU[self._act(act)]})
+            return y
         if (T == 1 and w_gate.ggml_type in MATVEC and w_up.ggml_type == w_gate.ggml_type
                 and w_up.row_words == w_gate.row_words):
             self._matvec("matvec_glu", x, (w_gate, w_up), y, None, {"EXPR": _GLU[self._act(act)]})
@@ -347,32 +408,49 @@ class VulkanOps(BaseOps):
             raise ValueError(f"rms_norm: weight of {w.size} elements for rows of {D}")
         rows = x.size // D
         y = self._new(x.shape)
-        u = self.dev.uniform("IIIf", D, rows, int(w is not None), eps)
         if x.pending is not None and x.lazy and x.lazy[0] == "add":  # the norm of a deferred residual add: fuse
             _, a, b = x.lazy
             x.pending = x.lazy = None
-            self._run("add_rms_norm", u, [a.buf, b.buf, (w.buf if w is not None else self._dummy), x._buf, y.buf],
-                      grid(rows))
+            self._norm(a, b, w, eps, y, x)
             return y
+        if x.ndim != 3:
+            self._norm(x, None, w, eps, y)
+            return y
+        u = self.dev.uniform("IIIf", D, rows, int(w is not None), eps)
         out = y._buf  # not y itself: no reference cycle
 
         def record() -> None:
             self._run("rms_norm", u, [x.buf, (w.buf if w is not None else self._dummy), out], grid(rows))
-        if x.ndim == 3:  # per-head norm: a following rope may fuse it (see _norm_rope)
-            y.pending, y.lazy = record, ("rms_norm", x, w, eps)
-        else:
-            record()
+        y.pending, y.lazy = record, ("rms_norm", x, w, eps)  # per-head norm: a rope may fuse it (_norm_rope)
         return y
+
+    def _norm(self, x: VkArray, r: VkArray | None, w: VkArray | None, eps: float, y: VkArray,
+              s: VkArray | None = None) -> None:
+        """y = rms_norm(x (+ r, written to s)) * w; the vec4 kernel also writes y's 8-bit activations
+        for a few rows (what the decode matvecs read)."""
+        D = x.shape[-1]
+        rows = x.size // D
+        wb = w.buf if w is not None else self._dummy
+        if D % 4:
+            u = self.dev.uniform("IIIf", D, rows, int(w is not None), eps)
+            if r is None:
+                self._run("rms_norm", u, [x.buf, wb, y.buf], grid(rows))
+            else:
+                self._run("add_rms_norm", u, [x.buf, r.buf, wb, s.buf, y.buf], grid(rows))
+            return
+        q8 = self.matvec_q8 and rows <= MVQ_ROWS and D % 256 == 0
+        y.q8 = self.dev.buffer(4 * rows * _q8_row_words(D)) if q8 else None
+        u = self.dev.uniform("IIIfII", D, rows, int(w is not None), eps, int(r is not None), int(q8))
+        bufs = [x.buf, r.buf if r is not None else self._dummy, wb, s.buf if s is not None else self._dummy_w,
+                y.buf, y.q8 if q8 else self._dummy_w]
+        self._run("rms_norm4", u, bufs, grid(rows), {"VPT": str(-(-D // 1024))})
 
     def add_rms_norm(self, x: VkArray, r: VkArray, w: VkArray | None, eps: float) -> tuple[VkArray, VkArray]:
         D = x.shape[-1]
         if x.shape != r.shape or (w is not None and w.size != D):
             return super().add_rms_norm(x, r, w, eps)
-        rows = x.size // D
         s, y = self._new(x.shape), self._new(x.shape)
-        u = self.dev.uniform("IIIf", D, rows, int(w is not None), eps)
-        self._run("add_rms_norm", u, [x.buf, r.buf, (w.buf if w is not None else self._dummy), s.buf, y.buf],
-                  grid(rows))
+        self._norm(x, r, w, eps, y, s)
         return s, y
 
     def _act(self, act: str) -> str:
@@ -572,6 +650,11 @@ class VulkanOps(BaseOps):
         """Dispatches and submits so far, and the adapter in use."""
         return {"dispatches": self.dev.n_dispatches, "submits": self.dev.n_submits,
                 "adapter": self.dev.info.get("device"), "adapter_type": self.dev.info.get("adapter_type")}
+
+
+def _q8_row_words(K: int) -> int:
+    """Words of one row of K values as 8-bit activations (lib/q8.wgsl)."""
+    return K // 4 + K // 32 + K // 16
 
 
 def _bstrides(shape: tuple[int, ...], out4: tuple[int, ...]) -> list[int]:

@@ -25,7 +25,8 @@ DEQUANT = {GGMLType.F32: "f32", GGMLType.F16: "f16", GGMLType.BF16: "bf16", GGML
 # block bytes, where zero padding goes inside the block, how many zero bytes
 _PAD = {GGMLType.Q8_0: (34, 2, 2), GGMLType.Q4_0: (18, 2, 2), GGMLType.Q5_0: (22, 2, 2),
         GGMLType.MXFP4: (17, 1, 3)}
-# per ggml type with a decode matvec kernel (shaders/mv_<name>.wgsl): its 16-byte units per row of K
+# per ggml type with decode matvec kernels (shaders/mv_<name>.wgsl on f32 activations: its 16-byte
+# units per row of K; shaders/mvq_<name>.wgsl on 8-bit activations: K / 64 units of 64 elements)
 MATVEC = {GGMLType.Q4_K: ("q4_k", lambda K: K // 256 * 8), GGMLType.Q6_K: ("q6_k", lambda K: K // 256 * 4)}
 
 
@@ -66,6 +67,15 @@ def matvec_src(w: VkWeight, suffix: str = "") -> str | None:
     if suffix:
         src = (src.split("// -- dot", 1)[1].replace("W[", f"W{suffix}[").replace("mv_dot(", f"mv_dot{suffix}(")
                .replace("mv_word(", f"mv_word{suffix}("))
+    return src
+
+
+def mvq_src(w: VkWeight, suffix: str = "") -> str:
+    """The unit of `w`'s type for the 8-bit-activation matvec (shaders/mvq_<type>.wgsl: helpers, then
+    mvq_w); with a suffix only mvq_w, renamed, on buffer W<suffix>."""
+    src = shader_source(f"mvq_{MATVEC[w.ggml_type][0]}.wgsl")
+    if suffix:
+        src = src.split("// -- w", 1)[1].replace("W[", f"W{suffix}[").replace("mvq_w(", f"mvq_w{suffix}(")
     return src
 
 

@@ -11,6 +11,7 @@ const L: u32 = {{L}}u;
 const R: u32 = {{R}}u;
 const S: u32 = {{S}}u;
 const WG: u32 = L * S;
+const NACC: u32 = R;  // sums per thread (lib/mv_reduce_*.wgsl)
 
 {{UNIT}}
 

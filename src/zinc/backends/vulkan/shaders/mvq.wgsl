@@ -1,0 +1,60 @@
+// y (NT, N) = x (NT, K) @ W (N, K).T for NT <= 4 activation rows (decode) on 8-bit activations
+// (lib/q8.wgsl) with integer dot products. A workgroup of S * L threads covers S * R rows: L lanes per
+// slot of R rows; a lane walks the row's units u = lane + i * L (mvq_<type>.wgsl; UNITS per row is a
+// compile-time constant, so the loop unrolls and all of a lane's weight loads are in flight at once),
+// each unit's activations loaded once for the R rows and its weights once for the NT activation rows;
+// one reduction over the L lanes at the end. has_bias = 1 adds BIAS (N).
+struct Params { N: u32, row_vec4: u32, has_bias: u32 }
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> XQ: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> W: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read_write> Y: array<f32>;
+@group(0) @binding(4) var<storage, read> BIAS: array<f32>;
+
+const L: u32 = {{L}}u;
+const R: u32 = {{R}}u;
+const S: u32 = {{S}}u;
+const NT: u32 = {{NT}}u;
+const K: u32 = {{K}}u;
+const UNITS: u32 = {{UNITS}}u;
+const WG: u32 = L * S;
+const NACC: u32 = R * NT;  // sums per thread (lib/mv_reduce_*.wgsl)
+const XROW: u32 = K / 16u + K / 128u + K / 64u;  // vec4 per activation row (lib/q8.wgsl)
+
+{{UNIT}}
+
+{{REDUCE}}
+
+@compute @workgroup_size({{WG}})
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32 {{SG_ARGS}}) {
+    let t = {{THREAD}};
+    let lane = t % L;
+    let row0 = ((wid.x + wid.y * nwg.x) * S + t / L) * R;
+    var acc: array<f32, NACC>;
+    var wrow: array<u32, R>;
+    for (var r = 0u; r < R; r++) { wrow[r] = min(row0 + r, P.N - 1u) * P.row_vec4; }
+    for (var i = 0u; i < (UNITS + L - 1u) / L; i++) {
+        let u = lane + i * L;
+        if (UNITS % L == 0u || u < UNITS) {
+            var xs: array<XU, NT>;
+            for (var k = 0u; k < NT; k++) { xs[k] = mvq_x(u, k * XROW); }
+            for (var r = 0u; r < R; r++) {
+                let w = mvq_w(wrow[r], u);
+                for (var k = 0u; k < NT; k++) { acc[r * NT + k] += mvq_dot(w, xs[k]); }
+            }
+        }
+    }
+    reduce_rows(&acc, t);
+    if (lane == 0u) {
+        for (var r = 0u; r < R; r++) {
+            let n = row0 + r;
+            if (n < P.N) {
+                for (var k = 0u; k < NT; k++) {
+                    let v = acc[r * NT + k];
+                    Y[k * P.N + n] = select(v, v + BIAS[n], P.has_bias != 0u);
+                }
+            }
+        }
+    }
+}
