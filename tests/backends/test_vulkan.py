@@ -33,7 +33,8 @@ KERNEL_CASES = [f"{op}_{t}" for op in ("matmul", "embed") for t in WEIGHT_TYPES]
                 "attention_softcap_sinks", "glu_silu", "glu_gelu", "glu_swiglu_oai", "unary", "add_mul",
                 "scale_softcap", "argmax", "split_slice", "kv_write",
                 "matvec_Q4_K", "matvec_Q6_K", "matvec_glu_Q4_K", "matvec_glu_Q6_K", "matvec_bias_Q6_K",
-                "mvq_Q4_K", "mvq_Q6_K", "mvq_glu_Q4_K", "mvq_glu_Q6_K", "mvq_bias_Q4_K", "rms_norm4", "q8_chain"]
+                "mvq_Q4_K", "mvq_Q6_K", "mvq_glu_Q4_K", "mvq_glu_Q6_K", "mvq_bias_Q4_K", "rms_norm4", "q8_chain",
+                "attention_q8"]
 # decode matvec shapes tried: (lanes per row, rows per lane, row slots per workgroup, subgroup shuffles)
 MATVEC_SHAPES = [(32, 2, 2, True), (32, 2, 2, False), (4, 3, 2, True), (16, 1, 4, False), (8, 4, 1, True)]
 # the same for the 8-bit-activation kernels (mvq_glu writes 8-bit outputs when R * S % 32 == 0)
@@ -373,6 +374,18 @@ def _norm4_case(vk, cpu, rng, name: str) -> float:
     quantization), also through a reshape that keeps the rows."""
     V, C = vk.from_numpy, vk.to_numpy
     errs = []
+    if name == "attention_q8":  # heads of 64: attention writes the 8-bit rows the output projection reads
+        T, Hq, Hkv, D, S, N = 3, 4, 2, 64, 21, 19
+        q, k, v = _rand(rng, T, Hq, D), _rand(rng, S, Hkv, D), _rand(rng, S, Hkv, D)
+        kv_pos, q_pos = np.arange(S, dtype=np.int32), np.array([17, 18, 19], np.int32)
+        o = vk.attention(*(V(a) for a in (q, k, v, q_pos, kv_pos)), 20, 0.125)
+        ref = cpu.attention(q, k, v, q_pos, kv_pos, 20, 0.125)
+        qt = _qtensor(rng, "Q6_K", (N, Hq * D))
+        d0 = vk.stats["dispatches"]
+        got = C(vk.matmul(vk.reshape(o, (T, Hq * D)), vk.upload(qt)))
+        n = vk.stats["dispatches"] - d0
+        want = cpu.matmul(_q8(C(o).reshape(T, Hq * D)), cpu.upload(qt))
+        return max(_err(C(o), ref), _err(got, want), float(n != 1))
     if name == "rms_norm4":
         for rows, D, has_w in ((3, 36, True), (7, 1100, False), (2, 4608, True), (1, 256, True)):
             x, r, w = _rand(rng, rows, D, scale=2.0), _rand(rng, rows, D), _rand(rng, D) if has_w else None
@@ -399,7 +412,7 @@ def _kernel_case(vk, cpu, name: str) -> float:
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     if name.startswith(("matvec_", "mvq_")):
         return _matvec_case(vk, cpu, rng, name)
-    if name in ("rms_norm4", "q8_chain"):
+    if name in ("rms_norm4", "q8_chain", "attention_q8"):
         return _norm4_case(vk, cpu, rng, name)
     if name in ("matmul_bias", "matmul_experts_bias"):
         return _bias_case(vk, cpu, rng, name)

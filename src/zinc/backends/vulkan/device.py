@@ -289,7 +289,7 @@ class Device:
                 raise ValueError(f"shader {shader}.wgsl has unfilled placeholders")
             module = self.device.create_shader_module(code=src, label=shader)
             tag = "".join(f"/{v[3:].split()[0].rstrip(':')}" for k, v in sorted((subs or {}).items())
-                          if k.startswith("DEQUANT") and v.startswith("// "))
+                          if k.startswith(("DEQUANT", "UNIT")) and v.startswith("// "))
             p = self.device.create_compute_pipeline(layout="auto", compute={"module": module, "entry_point": entry},
                                                     label=f"{shader}{tag}:{entry}")
             self._pipelines[key] = p

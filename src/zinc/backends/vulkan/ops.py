@@ -56,8 +56,8 @@ MVQ_ROWS = 4
 class VkArray:
     """A device array: buffer, row-major shape, dtype ("f32" or "i32"), optional host copy of the data.
 
-    `q8`: the rows as 8-bit activations for the decode matvecs, made by the producer (norms, GLU) or
-    on first use (shared by the q, k, v projections of one input).
+    `q8`: the data as rows of K 8-bit activations for the decode matvecs, made by the producer (norms,
+    GLU, attention) or on first use (shared by the q, k, v projections of one input); reshapes keep it.
     `pending`: a callable that records the deferred dispatch filling the buffer; it runs the first
     time `buf` is read. `lazy` says what that dispatch computes, so that the consumer can run one fused
     kernel instead (leaving this array deferred): ("rms_norm", x, w, eps) for a per-head norm,
@@ -69,7 +69,7 @@ class VkArray:
         self._buf, self.shape, self.dtype, self.host = buf, tuple(int(s) for s in shape), dtype, host
         self.pending: Any = None
         self.lazy: tuple | None = None
-        self.q8: Any = None  # a buffer with the 8-bit activations of the rows (lib/q8.wgsl), once made
+        self.q8: tuple[int, Any] | None = None  # (K, buffer): rows of K as 8-bit activations (lib/q8.wgsl)
 
     @property
     def buf(self) -> Any:
@@ -183,8 +183,7 @@ class VulkanOps(BaseOps):
             shape = tuple(x.size // known if s == -1 else s for s in shape)
         host = x.host.reshape(shape) if x.host is not None else None
         y = VkArray(x.buf, shape, x.dtype, host)
-        if shape[-1] == x.shape[-1]:
-            y.q8 = x.q8
+        y.q8 = x.q8
         return y
 
     def split(self, x: VkArray, sizes: Iterable[int]) -> list[VkArray]:
@@ -272,12 +271,12 @@ class VulkanOps(BaseOps):
 
     def _q8(self, x: VkArray) -> Any:
         """x's 8-bit activations (lib/q8.wgsl), quantized now unless its producer wrote them."""
-        if x.q8 is None:
-            K = x.shape[-1]
+        K = x.shape[-1]
+        if x.q8 is None or x.q8[0] != K:
             T = x.size // K
-            x.q8 = self.dev.buffer(4 * T * _q8_row_words(K))
-            self._run("quant_q8", self.dev.uniform("II", T, K), [x.buf, x.q8], grid(-(-T * K // 32 // 64)))
-        return x.q8
+            x.q8 = (K, self.dev.buffer(4 * T * _q8_row_words(K)))
+            self._run("quant_q8", self.dev.uniform("II", T, K), [x.buf, x.q8[1]], grid(-(-T * K // 32 // 64)))
+        return x.q8[1]
 
     def _mv_subs(self, kernel: str) -> dict[str, str]:
         L, R, S = self.matvec[kernel]
@@ -303,8 +302,8 @@ class VulkanOps(BaseOps):
         if len(ws) > 1:
             qout = S * R % 32 == 0 and N % 256 == 0
             subs.update(UNIT2=mvq_src(ws[1], "2"), QOUT="true" if qout else "false")
-            out.q8 = self.dev.buffer(4 * T * _q8_row_words(N)) if qout else None
-            bufs.append(out.q8 if qout else self._dummy_w)
+            out.q8 = (N, self.dev.buffer(4 * T * _q8_row_words(N))) if qout else None
+            bufs.append(out.q8[1] if qout else self._dummy_w)
         else:
             bufs.append(bias.buf if bias is not None else self._dummy)
         u = self.dev.uniform("III", N, w.row_words // 4, int(bias is not None))
@@ -439,10 +438,10 @@ class VulkanOps(BaseOps):
                 self._run("add_rms_norm", u, [x.buf, r.buf, wb, s.buf, y.buf], grid(rows))
             return
         q8 = self.matvec_q8 and rows <= MVQ_ROWS and D % 256 == 0
-        y.q8 = self.dev.buffer(4 * rows * _q8_row_words(D)) if q8 else None
+        y.q8 = (D, self.dev.buffer(4 * rows * _q8_row_words(D))) if q8 else None
         u = self.dev.uniform("IIIfII", D, rows, int(w is not None), eps, int(r is not None), int(q8))
         bufs = [x.buf, r.buf if r is not None else self._dummy, wb, s.buf if s is not None else self._dummy_w,
-                y.buf, y.q8 if q8 else self._dummy_w]
+                y.buf, y.q8[1] if q8 else self._dummy_w]
         self._run("rms_norm4", u, bufs, grid(rows), {"VPT": str(-(-D // 1024))})
 
     def add_rms_norm(self, x: VkArray, r: VkArray, w: VkArray | None, eps: float) -> tuple[VkArray, VkArray]:
@@ -563,9 +562,12 @@ class VulkanOps(BaseOps):
         o = self._new((T, Hq, Dv))
         u = self.dev.uniform("IIIIIIIIff", T, Hq, Hkv, Dh, Dv, 0, int(window), int(sinks is not None),
                              float(kq_scale), float(softcap))
+        q8 = self.matvec_q8 and T <= MVQ_ROWS and Dv % 32 == 0 and Hq * Dv % 256 == 0  # for the output projection
+        if q8:
+            o.q8 = (Hq * Dv, self.dev.buffer(4 * T * _q8_row_words(Hq * Dv)))
         bufs = [q.buf, k.buf, v.buf, q_pos.buf, kv_pos.buf, sinks.buf if sinks is not None else self._dummy, o.buf,
-                self._n_kv(int(n_kv), k.shape[0], q_pos)]
-        self._run("attention", u, bufs, grid(T * Hq))
+                self._n_kv(int(n_kv), k.shape[0], q_pos), o.q8[1] if q8 else self._dummy_w]
+        self._run("attention", u, bufs, grid(T * Hq), {"Q8": "true" if q8 else "false"})
         return o
 
     def _n_kv(self, n_kv: int, S: int, q_pos: VkArray) -> Any:

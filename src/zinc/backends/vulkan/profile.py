@@ -7,7 +7,8 @@ Per decoded token (greedy, one token at a time after a short prompt, as `zinc be
 * wait: from the submit until the logits are mapped on the host (GPU time plus sync latency);
 (decode steps replay their recording, see replay.py; `--no-replay` runs the model code every step)
 then, with timestamp queries between dispatches, the GPU time of every (shader, grid size) per token.
-Prints a table; `--json FILE` writes everything.
+Prints a table; `--json FILE` writes everything. The matvec kernels alone, at every config:
+`bench/vulkan_matvec_sweep.py`.
 """
 
 from __future__ import annotations
@@ -92,67 +93,9 @@ def profile(path: str, n_tokens: int = 24, n_profile: int = 8, replay: bool = Tr
     return res
 
 
-# Qwen3-8B's decode weight products: (kernel, ggml type, N, K)
-SWEEP_SHAPES = [("matvec", "Q4_K", 4096, 4096), ("matvec", "Q4_K", 1024, 4096), ("matvec", "Q6_K", 1024, 4096),
-                ("matvec_glu", "Q4_K", 12288, 4096), ("matvec", "Q4_K", 4096, 12288),
-                ("matvec", "Q6_K", 4096, 12288), ("matvec", "Q6_K", 151936, 4096)]
-SWEEP_CONFIGS = [(L, R, S) for L in (8, 16, 32) for R in (1, 2, 4) for S in (1, 2, 4, 8) if L * S <= 256]
-
-
-def sweep(shapes=SWEEP_SHAPES, configs=SWEEP_CONFIGS, reps: int = 24, rotate_bytes: int = 160 << 20,
-          allow_cpu_adapter: bool = False) -> list[dict[str, Any]]:
-    """GPU time of the matvec kernels at each (L, R, S) on random packed weights (timing only: the
-    bytes are random), rotating through enough weight copies that the L2 cache does not hold them."""
-    from zinc.backends.base import QTensor
-    from zinc.backends.vulkan.ops import VulkanOps
-    from zinc.gguf.constants import GGMLType
-    from zinc.gguf.quants import block_layout
-
-    ops = VulkanOps(allow_cpu_adapter=allow_cpu_adapter)
-    dev, rng, out = ops.dev, np.random.default_rng(0), []
-    for kernel, t, N, K in shapes:
-        gt = GGMLType[t]
-        bs, ts = block_layout(gt)
-        raw = rng.integers(0, 256, N * K // bs * ts, dtype=np.uint8)
-        raw[:] &= 0x3B  # keeps every f16 scale finite
-        one = ops.upload(QTensor("w", gt, (N, K), raw))
-        nbytes = N * K // bs * ts * (2 if kernel == "matvec_glu" else 1)
-        ws = [one] + [ops.upload(QTensor("w", gt, (N, K), raw)) for _ in range(max(1, rotate_bytes // nbytes) - 1)]
-        x = ops.from_numpy(rng.standard_normal((1, K)).astype(np.float32))
-        y = ops._new((N,))
-        for cfg in configs:
-            ops.matvec = {kernel: cfg}
-            subs = {"EXPR": "g * u"} if kernel == "matvec_glu" else {}
-
-            def call(i: int) -> None:
-                w = ws[i % len(ws)]
-                ops._matvec(kernel, x, (w, ws[(i + 1) % len(ws)]) if kernel == "matvec_glu" else (w,), y, None, subs)
-            try:
-                for i in range(3):
-                    call(i)
-                dev.flush()
-                dev.start_profile()
-                for i in range(reps):
-                    call(i)
-                prof = dev.stop_profile()
-            except Exception as e:  # noqa: BLE001 - a config the adapter rejects
-                out.append({"kernel": kernel, "type": t, "N": N, "K": K, "cfg": cfg, "error": str(e)[:200]})
-                continue
-            us = sum(prof["ns"].values()) / sum(prof["count"].values()) / 1e3
-            out.append({"kernel": kernel, "type": t, "N": N, "K": K, "cfg": cfg, "us": us,
-                        "GBps": nbytes / us / 1e3})
-        best = min((r for r in out if r["N"] == N and r["K"] == K and r["type"] == t and "us" in r
-                    and r["kernel"] == kernel), key=lambda r: r["us"])
-        print(f"{kernel} {t} {N}x{K}: best {best['cfg']} {best['us']:.1f} us {best['GBps']:.0f} GB/s; "
-              + " ".join(f"{r['cfg']}:{r['us']:.0f}" for r in out if r.get("N") == N and r.get("K") == K
-                         and r["type"] == t and r["kernel"] == kernel and "us" in r), flush=True)
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("model", nargs="?")
-    ap.add_argument("--sweep", action="store_true", help="time the matvec shapes instead (no model)")
+    ap.add_argument("model")
     ap.add_argument("-n", type=int, default=24, help="decode steps timed")
     ap.add_argument("--profile-steps", type=int, default=8, help="decode steps timed per dispatch on the GPU")
     ap.add_argument("--json", help="write the result here")
@@ -161,12 +104,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--submit-every", type=int, default=None,
                     help="submit every this many dispatches (0: once per step; default: the backend's)")
     a = ap.parse_args(argv)
-    if a.sweep:
-        res = sweep(allow_cpu_adapter=a.allow_cpu)
-        if a.json:
-            with open(a.json, "w") as f:
-                json.dump(res, f, indent=1)
-        return 0
     opts = {} if a.submit_every is None else {"submit_every": a.submit_every}
     res = profile(a.model, a.n, a.profile_steps, replay=not a.no_replay, allow_cpu_adapter=a.allow_cpu, **opts)
     m = res["median"]

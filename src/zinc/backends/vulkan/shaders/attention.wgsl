@@ -11,10 +11,16 @@ struct Params { T: u32, Hq: u32, Hkv: u32, Dh: u32, Dv: u32, unused: u32, window
 @group(0) @binding(6) var<storage, read> SINKS: array<f32>;
 @group(0) @binding(7) var<storage, read_write> O: array<f32>;
 @group(0) @binding(8) var<storage, read> NKV: array<u32>;  // [n_kv]: per step, so P stays the same
+@group(0) @binding(9) var<storage, read_write> QO: array<u32>;  // Q8: O's rows (T, Hq Dv) as 8-bit activations
+
+const Q8: bool = {{Q8}};
+
+// #include "lib/q8.wgsl"
 
 const NEG: f32 = -3.0e38;
 var<workgroup> qs: array<f32, 256>;
 var<workgroup> sc: array<f32, 64>;
+var<workgroup> ov: array<f32, 256>;  // Q8: the head's output
 
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -74,6 +80,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let inv = select(0.0, 1.0 / l, l > 0.0);
     for (var r = 0u; r < 4u; r++) {
         let d = tid + 64u * r;
-        if (d < P.Dv) { O[gg * P.Dv + d] = acc[r] * inv; }
+        if (d < P.Dv) {
+            O[gg * P.Dv + d] = acc[r] * inv;
+            if (Q8) { ov[d] = acc[r] * inv; }
+        }
+    }
+    if (Q8) {  // Dv % 32 == 0: the head's blocks of 32 in the token's row of Hq Dv values
+        workgroupBarrier();
+        if (tid < P.Dv / 32u) {
+            var v: array<vec4<f32>, 8>;
+            for (var i = 0u; i < 8u; i++) {
+                let o = 32u * tid + 4u * i;
+                v[i] = vec4<f32>(ov[o], ov[o + 1u], ov[o + 2u], ov[o + 3u]);
+            }
+            let K = P.Hq * P.Dv;
+            q8_store_block(t * q8_row_words(K), K, (hq * P.Dv) / 32u + tid, v);
+        }
     }
 }

@@ -1,0 +1,222 @@
+"""Vulkan decode matvec sweep: every kernel variant at Qwen3-8B's decode shapes, checked, then timed.
+
+`python bench/vulkan_matvec_sweep.py` (no arguments) on a GPU; `--small --allow-cpu` runs small shapes on
+lavapipe. For each shape (Q4_K / Q6_K, random valid blocks) and each variant — the f32-activation kernels
+(`matvec`, `matvec_glu`) and the 8-bit-activation ones (`mvq`, `mvq_glu`) at several (L lanes per row,
+R rows per lane, S row slots per workgroup), 1 token, plus 2 and 4 tokens at the default shapes — the
+output is first compared with the NumPy backend on a subset of rows (the mvq kernels on the same 8-bit
+activations), then the dispatch is timed with GPU timestamps, rotating through enough weight copies
+that the L2 cache does not hold them. Also timed: the activation quantization (`quant_q8`, what an
+`mvq_glu` config without 8-bit output adds before the down projection) and the row norms.
+
+Prints, per shape, the defaults and the best configs; then the matvec time of one Qwen3-8B Q4_K_M decode
+token (shape counts below) for the current defaults and for the best config per kernel. Writes every row
+to $OUT/vulkan_matvec_sweep.json when OUT is set (or to --json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from typing import Any
+
+import numpy as np
+
+from zinc.backends.cpu import CpuOps
+from zinc.backends.vulkan.ops import _GLU, MATVEC_CONFIG, VulkanOps
+from zinc.gguf.constants import GGMLType
+from zinc.gguf.quants import dequantize_rows
+from zinc.testing.compare import random_weight
+
+Q4, Q6 = GGMLType.Q4_K, GGMLType.Q6_K
+# (glu?, type, N, K, uses per Qwen3-8B Q4_K_M decode token: q, o | k, v | v | gate+up | down | down | output)
+SHAPES = [(False, Q4, 4096, 4096, 72), (False, Q4, 1024, 4096, 54), (False, Q6, 1024, 4096, 18),
+          (True, Q4, 12288, 4096, 36), (False, Q4, 4096, 12288, 18), (False, Q6, 4096, 12288, 18),
+          (False, Q6, 151936, 4096, 1)]
+SMALL = [(False, Q4, 96, 512, 1), (False, Q6, 64, 768, 1), (True, Q4, 256, 512, 1), (False, Q6, 1000, 256, 1)]
+F32_CONFIGS = [(32, 1, 2), (32, 2, 2), (16, 1, 4)]
+MVQ_CONFIGS = [(L, R, S) for L in (16, 32) for R in (1, 2, 4) for S in (1, 2, 4, 8)]
+GLU_CONFIGS = [(32, 1, 4), (32, 2, 4), (32, 1, 8), (16, 2, 4), (32, 1, 32), (32, 2, 16), (32, 4, 8), (16, 2, 16),
+               (16, 4, 8), (16, 1, 32), (8, 4, 8)]
+SMALL_CONFIGS = [(32, 1, 4), (32, 2, 16), (16, 2, 2)]
+CHECK_ROWS = 64  # rows compared with NumPy at each end of the output
+TOL = 1e-4  # normalized max error against NumPy on the same activations
+
+
+class Bench:
+    def __init__(self, ops: VulkanOps, reps: int, rotate_bytes: int) -> None:
+        self.ops, self.dev, self.reps, self.rotate = ops, ops.dev, reps, rotate_bytes
+        self.cpu, self.rng, self.rows = CpuOps(), np.random.default_rng(0), []
+
+    def gpu_us(self, call: Any) -> float:
+        """Median-free mean GPU time of one dispatch of `call(i)` (timestamps around each dispatch)."""
+        for i in range(2):
+            call(i)
+        self.dev.flush()
+        self.dev.start_profile()
+        for i in range(self.reps):
+            call(i)
+        prof = self.dev.stop_profile()
+        return sum(prof["ns"].values()) / max(1, sum(prof["count"].values())) / 1e3
+
+    def shape(self, glu: bool, t: GGMLType, N: int, K: int, uses: int, configs: list, f32_configs: list) -> None:
+        ops = self.ops
+        qts = [random_weight(t, (N, K), seed) for seed in ((1, 2) if glu else (1,))]
+        nbytes = sum(q.nbytes for q in qts)
+        copies = max(1, min(32, self.rotate // nbytes))
+        ws = [tuple(ops.upload(q) for q in qts) for _ in range(copies)]
+        rows = np.r_[0:min(N, CHECK_ROWS), max(CHECK_ROWS, N - CHECK_ROWS):N]
+        deq = [dequantize_rows(q.rows()[rows], t, (len(rows), K)) for q in qts]
+        label = f"{'glu ' if glu else ''}{t.name} {N}x{K}"
+        for T in (1, 2, 4):
+            x = self.rng.standard_normal((T, K)).astype(np.float32)
+            for kind in ("f32", "q8"):
+                if kind == "f32" and T > 1:
+                    continue
+                kernel = ("mvq" if kind == "q8" else "matvec") + ("_glu" if glu else "")
+                cfgs = (configs if kind == "q8" else f32_configs) if T == 1 else [MATVEC_CONFIG[kernel]]
+                xs = _q8(x) if kind == "q8" else x
+                ref = xs @ deq[0].T
+                if glu:
+                    ref = self.cpu.glu(ref, xs @ deq[1].T, "silu")
+                for cfg in cfgs:
+                    self.run(label, uses, kernel, cfg, ws, x, T, N, ref, rows, nbytes, t, K)
+        if glu or K > 4096:  # what an mvq_glu config without 8-bit output adds: quantizing y for down
+            self.aux("quant_q8", (N if glu else K), 1)
+        print(self.summary_line(label), flush=True)
+
+    def run(self, label, uses, kernel, cfg, ws, x_np, T, N, ref, rows, nbytes, t, K) -> None:
+        ops = self.ops
+        ops.matvec[kernel] = cfg
+        x, y = ops.from_numpy(x_np), ops._new((T, N))
+        subs = {"EXPR": _GLU["silu"]} if kernel.endswith("glu") else {}
+        mv = ops._mvq if kernel.startswith("mvq") else ops._matvec
+
+        def call(i: int) -> None:
+            mv(kernel, x, ws[i % len(ws)], y, None, subs)
+        row = {"shape": label, "type": t.name, "N": N, "K": K, "T": T, "uses": uses, "kernel": kernel,
+               "cfg": list(cfg), "default": tuple(cfg) == tuple(MATVEC_CONFIG[kernel]),
+               "q8_out": kernel == "mvq_glu" and cfg[1] * cfg[2] % 32 == 0 and N % 256 == 0}
+        try:
+            call(0)
+            got = ops.to_numpy(y)[:, rows]
+            row["err"] = float(np.abs(got - ref).max() / max(np.abs(ref).max(), 1e-30))
+            row["us"] = self.gpu_us(call)
+            row["GBps"] = nbytes / row["us"] / 1e3
+        except Exception as e:  # noqa: BLE001 - a config the adapter rejects is reported, not fatal
+            row["error"] = f"{type(e).__name__}: {str(e)[:300]}"
+        row["ok"] = row.get("err", 1.0) <= TOL
+        self.rows.append(row)
+
+    def aux(self, what: str, D: int, rows: int) -> None:
+        """Time one of the small kernels around the matvecs: quant_q8, rms_norm (old), rms_norm4."""
+        ops = self.ops
+        x = ops.from_numpy(self.rng.standard_normal((rows, D)).astype(np.float32))
+        w = ops.from_numpy(self.rng.standard_normal(D).astype(np.float32))
+        if what == "quant_q8":
+            def call(i: int) -> None:
+                x.q8 = None
+                ops._q8(x)
+        elif what == "rms_norm":
+            def call(i: int) -> None:
+                u = ops.dev.uniform("IIIf", D, rows, 1, 1e-6)
+                ops._run("rms_norm", u, [x.buf, w.buf, ops._new((rows, D)).buf], (rows, 1, 1))
+        else:
+            q8 = what.endswith("q8")
+
+            def call(i: int) -> None:
+                ops.matvec_q8 = q8
+                ops._norm(x, x if "add" in what else None, w, 1e-6, ops._new((rows, D)), ops._new((rows, D)))
+                ops.matvec_q8 = True
+        self.rows.append({"shape": f"{what} {rows}x{D}", "kernel": what, "N": rows, "K": D, "T": rows,
+                          "us": self.gpu_us(call), "ok": True})
+
+    def summary_line(self, label: str) -> str:
+        rs = [r for r in self.rows if r.get("shape") == label and "us" in r and r["T"] == 1]
+        out = [label + ":"]
+        for kernel in sorted({r["kernel"] for r in rs}):
+            k = sorted((r for r in rs if r["kernel"] == kernel), key=lambda r: r["us"])
+            d = next((r for r in k if r["default"]), None)
+            bad = sum(not r["ok"] for r in k)
+            out.append(f"  {kernel:10s} default {_fmt(d)}  best {_fmt(k[0])}  next {', '.join(_fmt(r) for r in k[1:4])}"
+                       + (f"  [{bad} FAILED CHECK]" if bad else ""))
+        for T in (2, 4):
+            k = [r for r in self.rows if r.get("shape") == label and r.get("T") == T and "us" in r]
+            out += [f"  {r['kernel']:10s} T={T} {_fmt(r)}" for r in k]
+        return "\n".join(out)
+
+
+def _fmt(r: dict | None) -> str:
+    if r is None:
+        return "-"
+    return f"{tuple(r['cfg'])} {r['us']:.1f} us {r['GBps']:.0f} GB/s" + ("" if r["ok"] else f" ERR {r.get('err')}")
+
+
+def _q8(x: np.ndarray) -> np.ndarray:
+    """x in blocks of 32 as int8 codes times max|x| / 127 (what the mvq kernels read, lib/q8.wgsl)."""
+    b = x.reshape(-1, 32)
+    amax = np.abs(b).max(axis=1, keepdims=True)
+    inv = np.where(amax > 0, np.float32(127.0) / np.maximum(amax, 1e-30), np.float32(0.0)).astype(np.float32)
+    return (np.round(b * inv) * (amax / np.float32(127.0))).astype(np.float32).reshape(x.shape)
+
+
+def per_token(rows: list[dict]) -> dict[str, float]:
+    """Matvec GPU ms of one decode token: defaults (f32 / q8) and the best q8 config per kernel
+    (mvq_glu configs without 8-bit output pay for a quant_q8 of its output)."""
+    quant = {r["K"]: r["us"] for r in rows if r["kernel"] == "quant_q8"}
+    one = [r for r in rows if r.get("T") == 1 and "us" in r and r["ok"] and "uses" in r]
+    shapes = {(r["shape"], r["uses"]) for r in one}
+    out = {}
+    for name, pick in (("f32 default", lambda r: r["kernel"].startswith("matvec") and r["default"]),
+                       ("q8 default", lambda r: r["kernel"].startswith("mvq") and r["default"]),
+                       ("q8 best per shape", lambda r: r["kernel"].startswith("mvq"))):
+        total = 0.0
+        for label, uses in shapes:
+            c = [r["us"] + (quant.get(r["N"], 0.0) if r["kernel"] == "mvq_glu" and not r["q8_out"] else 0.0)
+                 for r in one if r["shape"] == label and pick(r)]
+            total += uses * min(c) if c else float("nan")
+        out[name] = total / 1e3
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--small", action="store_true", help="small shapes and few configs (lavapipe)")
+    ap.add_argument("--allow-cpu", action="store_true", help="take a CPU adapter (lavapipe) too")
+    ap.add_argument("--reps", type=int, default=None, help="timed dispatches per variant")
+    ap.add_argument("--json", help="write the rows here (default: $OUT/vulkan_matvec_sweep.json if OUT is set)")
+    a = ap.parse_args(argv)
+    t0 = time.perf_counter()
+    ops = VulkanOps(allow_cpu_adapter=a.allow_cpu)
+    dev = ops.dev
+    print(f"adapter {dev.info.get('device')} ({dev.info.get('adapter_type')}), subgroups {dev.subgroups} "
+          f"(min size {dev.subgroup_min}), features {dev.features}", flush=True)
+    if "timestamp-query-inside-passes" not in dev.features:
+        raise SystemExit("this adapter cannot write timestamps inside compute passes")
+    b = Bench(ops, a.reps or (3 if a.small else 20), (1 << 20) if a.small else (192 << 20))
+    for glu, t, N, K, uses in (SMALL if a.small else SHAPES):
+        configs = SMALL_CONFIGS if a.small else (GLU_CONFIGS if glu else MVQ_CONFIGS)
+        b.shape(glu, t, N, K, uses, configs, F32_CONFIGS[:1] if a.small else F32_CONFIGS)
+    D = 512 if a.small else 4096
+    for what in ("rms_norm", "rms_norm4", "rms_norm4_q8", "add_rms_norm4_q8", "quant_q8"):
+        b.aux(what, D, 1)
+    print("row norms and quantization (1 row of %d): " % D
+          + ", ".join(f"{r['kernel']} {r['us']:.1f} us" for r in b.rows if r["K"] == D and r["T"] == 1
+                      and "uses" not in r), flush=True)
+    tok = per_token(b.rows)
+    bad = [r for r in b.rows if not r["ok"]]
+    print("matvec GPU ms per Qwen3-8B decode token: " + ", ".join(f"{k} {v:.3f}" for k, v in tok.items()))
+    print(f"{len(b.rows)} rows, {len(bad)} failed their check or did not run; {time.perf_counter() - t0:.0f} s")
+    path = a.json or (os.path.join(os.environ["OUT"], "vulkan_matvec_sweep.json") if os.environ.get("OUT") else None)
+    if path:
+        with open(path, "w") as f:
+            json.dump({"adapter": dev.info.get("device"), "subgroups": dev.subgroups, "features": dev.features,
+                       "defaults": MATVEC_CONFIG, "per_token_ms": tok, "rows": b.rows}, f, indent=1)
+        print(f"wrote {path}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
