@@ -7,7 +7,8 @@ Correctness first: `verify(model)` runs a short random sequence the way the engi
 chunk, then one token at a time, in a fresh cache) and compares every position's logits with the
 teacher-forced `model.logits`; a mismatch stops the benchmark (`BenchError`).
 
-Then, per test and repetition (after one untimed warm-up run per test):
+Then, per test and repetition (after two untimed warm-up runs per test: compilation, and the CUDA
+backend captures a prompt-chunk graph when a chunk length comes again):
 * ``pp{P}`` — P random tokens prefilled into an empty cache (in `n_ubatch` chunks): P / seconds;
 * ``tg{N}`` — N tokens decoded one at a time, each the argmax of the previous step: N / seconds;
 * with a depth D the cache first holds D random tokens (untimed) and the names get ``@d{D}``.
@@ -29,6 +30,7 @@ import numpy as np
 from zinc.errors import ZincError
 from zinc.testing.compare import mean_kl
 
+WARMUP_RUNS = 2
 VERIFY_TOKENS = 8
 # Stepwise against teacher-forced logits: max |difference| over max |teacher-forced|, and the mean KL
 # divergence of their softmaxes. The CUDA decode matvecs run on 8-bit activations (as llama.cpp's do)
@@ -134,7 +136,7 @@ def _one_test(model: Any, kind: str, n: int, depth: int, reps: int, warmup: bool
     d = _Depth(model, depth, n, rng)
     ids = _rand_tokens(rng, model.n_vocab, n)
     times = []
-    for r in range(-1 if warmup else 0, reps):
+    for r in range(-WARMUP_RUNS if warmup else 0, reps):
         cache = d.rewind()
         dt = _time_pp(model, cache, ids) if kind == "pp" else _time_tg(model, cache, ids[0], n)
         if r >= 0:

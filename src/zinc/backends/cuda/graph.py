@@ -1,12 +1,17 @@
-"""CUDA-graph capture and replay of the single-token decode step.
+"""CUDA-graph capture and replay of model steps: single-token decode steps and prompt chunks.
 
-A graph is captured per (forward, weights, cache, last_only) the first time a one-token step runs
-on that cache: the step runs eagerly once (its result is the real one, and it compiles every
+A decode graph is captured per (forward, weights, cache, last_only) the first time a one-token step
+runs on that cache: the step runs eagerly once (its result is the real one, and it compiles every
 kernel), then the same step is captured with static token and position buffers. Later steps copy
 their token id and position into those buffers (device to device, no host sync) and replay.
+A prompt chunk of T > 1 tokens is captured the same way, keyed by T too, the second time a chunk
+of that length runs on that cache (full n_ubatch chunks of long prompts and benchmarks repeat; a
+one-off prompt length runs eagerly rather than paying for a capture), and only for models whose
+every op captures at many rows (no routed experts, no recurrent layers: `prefill_capturable`).
 The graph bakes in the addresses of the cache tensors; if any changed (a cache rebuilt its
 positions by assignment), the graph is captured again. Captured ops read the extent of the
-attention and the KV cells to write from the position buffer (see `CudaOps.capturing`).
+attention and the KV cells to write from the position buffer (see `CudaOps.capturing`), so one
+graph serves every position.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from typing import Any
 import torch
 
 MAX_GRAPHS = 8
+MAX_SEEN = 256  # prompt-chunk keys remembered for the capture-on-repeat rule
 
 
 @dataclass
@@ -45,21 +51,30 @@ def cache_signature(cache: Any) -> tuple:
     return tuple(sig)
 
 
-class DecodeGraphs:
-    """An LRU of captured decode steps of one `CudaOps`."""
+def prefill_capturable(cfg: Any) -> bool:
+    """Whether a many-token step of this model can be captured: MoE prefill groups the tokens of
+    each expert on the host, and the recurrent layers' chunked prefill is not capture-safe."""
+    return not any(cfg.is_moe(il) or cfg.is_recurrent(il) for il in range(cfg.n_layer))
+
+
+class StepGraphs:
+    """An LRU of captured steps (decode steps, prompt chunks) of one `CudaOps`."""
 
     def __init__(self, ops: Any) -> None:
         self.ops = ops
         self.pool = torch.cuda.graph_pool_handle()
         self.graphs: "OrderedDict[tuple, _Captured]" = OrderedDict()
         self.captures = 0
-        self.uncapturable: set[tuple] = set()  # models whose step failed to capture: they run eagerly
+        self.uncapturable: set[tuple] = set()  # (model, prefill?) whose step failed to capture: eager
+        self.seen: set[tuple] = set()  # prompt-chunk keys run once (captured when they come again)
 
-    def capturable(self, forward, cfg, weights) -> bool:
-        return (id(forward), id(cfg), id(weights)) not in self.uncapturable
+    def capturable(self, forward, cfg, weights, n: int) -> bool:
+        if n > 1 and not prefill_capturable(cfg):
+            return False
+        return (id(forward), id(cfg), id(weights), n > 1) not in self.uncapturable
 
     def run(self, forward, cfg, weights, batch, cache) -> torch.Tensor:
-        key = (id(forward), id(cfg), id(weights), id(cache), bool(batch.last_only))
+        key = (id(forward), id(cfg), id(weights), id(cache), batch.n, bool(batch.last_only))
         g = self.graphs.get(key)
         if g is not None and g.signature == cache_signature(cache):
             self.graphs.move_to_end(key)
@@ -67,6 +82,11 @@ class DecodeGraphs:
             g.pos.copy_(batch.pos.reshape(g.pos.shape), non_blocking=True)
             g.graph.replay()
             return g.out
+        if batch.n > 1 and key not in self.seen:  # a new prompt-chunk length: eager, captured on a repeat
+            if len(self.seen) >= MAX_SEEN:
+                self.seen.clear()
+            self.seen.add(key)
+            return forward(self.ops, cfg, weights, batch, cache)
         out, g = self._capture(forward, cfg, weights, batch, cache)
         if g is not None:
             self._keep(key, g)
@@ -131,8 +151,9 @@ class DecodeGraphs:
                     chosen.index_copy_(0, count, nxt)
                     count.add_(1)
         except RuntimeError as e:  # torch.AcceleratorError is one
-            self.uncapturable.add((id(forward), id(cfg), id(weights)))
-            print(f"zinc: cuda: the decode step could not be captured as a graph ({str(e).splitlines()[0]}); "
+            self.uncapturable.add((id(forward), id(cfg), id(weights), batch.n > 1))
+            kind = "prompt chunk" if batch.n > 1 else "decode step"
+            print(f"zinc: cuda: the {kind} could not be captured as a graph ({str(e).splitlines()[0]}); "
                   "running it without graphs", file=sys.stderr)
             return eager, None
         finally:

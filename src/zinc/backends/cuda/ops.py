@@ -6,17 +6,18 @@ dot-product matvec of `kernels/mmvq` on 8-bit activations (quantized by the RMS 
 them, or on first use; `matmul_glu` is one kernel for gate, up and the GLU); other types take the
 generic dequant-matvec of `kernels/matvec_generic`; for more rows (prefill) weights are dequantized
 to f16 for a tensor-core matmul. rms_norm, rope (fused with the per-head norm and the KV write), the
-GLUs and decode attention are Triton kernels; prefill attention is torch SDPA (an explicit f32 path
-with softcap or sinks). Everything else is a torch op on the device: no op falls back to the host.
+GLUs and attention (split-K for decode, flash for prefill) are Triton kernels. Everything else is
+a torch op on the device: no op falls back to the host.
 Expert matmuls read only the selected experts: for a few tokens one matvec over (token, expert)
 pairs with the ids read on the device, for more a loop over the experts hit (dequantize, GEMM).
 Recurrent layers (conv1d, delta rule) are torch code in `kernels/recurrent.py`.
 
-`run_step` (called by `Model.forward`) replays a CUDA graph of the whole single-token step
-(`graph.DecodeGraphs`); while a graph is being captured, `kv_write` takes each cell from the
-position (pos % cells, as `KVCache.begin` does) and attention reads its extent from the positions,
-so the captured step is right at every later position. `greedy_steps` (`Model.greedy`) replays a
-graph of the step plus its argmax, which feeds the next replay: no host round trip per token.
+`run_step` (called by `Model.forward`) replays a CUDA graph of the whole single-token step, or of
+a prompt chunk whose length came before (`graph.StepGraphs`); while a graph is being captured,
+`kv_write` takes each cell from the position (pos % cells, as `KVCache.begin` does) and attention
+reads its extent from the positions, so the captured step is right at every later position.
+`greedy_steps` (`Model.greedy`) replays a graph of the step plus its argmax, which feeds the next
+replay: no host round trip per token.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from zinc.backends.base import BaseOps, QTensor, RopeParams
 from zinc.backends.cpu.ops import imrope_text_mask, yarn_corr_dims
 from zinc.backends.cuda.kernels import attention as kattn
 from zinc.backends.cuda.kernels import elementwise as kel
+from zinc.backends.cuda.kernels import flash as kflash
 from zinc.backends.cuda.kernels import mmvq
 from zinc.backends.cuda.kernels import matvec_generic as kgm
 from zinc.backends.cuda.kernels import recurrent as krec
@@ -53,11 +55,16 @@ def attention_split(cells: int) -> tuple[int, int]:
 
 
 class CudaOps(BaseOps):
-    """`zinc.backends.base.Ops` on torch + Triton. Options: device, kv_dtype, graphs."""
+    """`zinc.backends.base.Ops` on torch + Triton. Options: device, kv_dtype, graphs, exact.
+
+    exact=True keeps activations in f32 everywhere (matvecs on f32 activations, f32 GEMMs on f32
+    dequantized weights, f32 attention operands): slower, for checks against the NumPy backend."""
 
     name = "cuda"
+    fuse_qkv = True  # load_weights stacks each layer's Q, K, V weights (one matvec launch for three)
 
-    def __init__(self, device: str | int | None = None, kv_dtype: str = "f16", graphs: bool = True) -> None:
+    def __init__(self, device: str | int | None = None, kv_dtype: str = "f16", graphs: bool = True,
+                 exact: bool = False) -> None:
         self.device = torch.device(device if device is not None else "cuda")
         if self.device.type == "cuda":
             self.device_name = torch.cuda.get_device_name(self.device)
@@ -65,6 +72,7 @@ class CudaOps(BaseOps):
             self.device_name = str(self.device)
         self.kv_dtype = kv_dtype
         self.graphs_enabled = graphs
+        self.exact = bool(exact)
         self.capturing = False
         self._rope: dict[tuple, tuple[torch.Tensor, float]] = {}
         self._graphs: Any = None
@@ -119,19 +127,20 @@ class CudaOps(BaseOps):
         x2 = x.reshape(-1, w.k).float().contiguous()
         t = x2.shape[0]
         if not w.quantized:
-            if w.dense.dtype == torch.float32:
-                y = x2 @ w.dense.t()
+            if w.dense.dtype == torch.float32 or self.exact:
+                y = x2 @ w.dense.float().t()
             else:
                 y = (x2.to(w.dense.dtype) @ w.dense.t()).float()
-        elif t <= MATVEC_MAX_ROWS and w.ggml_type not in TUNED_MATVEC:
+        elif t <= MATVEC_MAX_ROWS and (self.exact or w.ggml_type not in TUNED_MATVEC):
             y = torch.empty((t, w.rows), dtype=torch.float32, device=self.device)
             kgm.matvec(x2, w.parts, int(w.ggml_type), w.rows, w.k, y)
         elif t <= MATVEC_MAX_ROWS:
             y = torch.empty((t, w.rows), dtype=torch.float32, device=self.device)
             mmvq.matvec(self._quantized(x, x2), w.parts, int(w.ggml_type), w.rows, w.k, y)
+        elif self.exact:
+            y = x2 @ self.dequantize(w, torch.float32).t()
         else:
-            wt = self.dequantize(w, torch.float16)
-            y = (x2.half() @ wt.t()).float()
+            y = (x2.half() @ self.dequantize(w, torch.float16).t()).float()
         return y.reshape(*lead, w.rows)
 
     def _quantized(self, x: torch.Tensor, x2: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -221,17 +230,17 @@ class CudaOps(BaseOps):
             kel.rms_norm(x, w, float(eps), out, res=r, sum_out=s)
         return s, out
 
-    @staticmethod
-    def _feeds_matvec(x) -> bool:
+    def _feeds_matvec(self, x) -> bool:
         """A (T, D) activation of a decode step: what the 8-bit-activation matvec reads."""
-        return x.dim() == 2 and x.shape[0] <= MATVEC_MAX_ROWS and x.shape[1] % 32 == 0 and x.dtype == torch.float32
+        return (not self.exact and x.dim() == 2 and x.shape[0] <= MATVEC_MAX_ROWS and x.shape[1] % 32 == 0
+                and x.dtype == torch.float32)
 
     def matmul_glu(self, x, w_gate: CudaWeight, w_up: CudaWeight, act):
         """act(x W_gate^T) * (x W_up^T); for a few rows of two weights of one tuned type, one kernel."""
         lead = x.shape[:-1]
         x2 = x.reshape(-1, w_gate.k)
-        if (x2.shape[0] > MATVEC_MAX_ROWS or w_gate.ggml_type not in TUNED_MATVEC or act not in kel.GLU_ACTS
-                or w_up.ggml_type != w_gate.ggml_type or w_up.shape != w_gate.shape):
+        if (self.exact or x2.shape[0] > MATVEC_MAX_ROWS or w_gate.ggml_type not in TUNED_MATVEC
+                or act not in kel.GLU_ACTS or w_up.ggml_type != w_gate.ggml_type or w_up.shape != w_gate.shape):
             return super().matmul_glu(x, w_gate, w_up, act)
         x2 = x2.float().contiguous()
         y = torch.empty((x2.shape[0], w_gate.rows), dtype=torch.float32, device=self.device)
@@ -308,7 +317,10 @@ class CudaOps(BaseOps):
             kattn.decode_attention(q.contiguous(), k, v, q_pos, kv_pos, n, float(kq_scale), int(window),
                                    float(softcap), sinks, scratch, out, nsplit=nsplit, bs=bs)
             return out
-        return prefill_attention(q, k, v, q_pos, kv_pos, int(n_kv), kq_scale, window, softcap, sinks)
+        out = torch.empty((T, Hq, v.shape[2]), dtype=torch.float32, device=self.device)
+        kflash.prefill_attention(q.contiguous(), k, v, q_pos, kv_pos, float(kq_scale), int(window), float(softcap),
+                                 sinks, out, exact=self.exact)
+        return out
 
     # -- recurrent layers -------------------------------------------------------------------------------
     def conv1d_causal(self, x, state, w):
@@ -350,25 +362,26 @@ class CudaOps(BaseOps):
     # -- the graph-captured decode step --------------------------------------------------------------------
     def greedy_steps(self, forward, cfg, weights, batch, cache, n):
         """n greedy steps as replays of one captured step whose argmax feeds the next (graph.py)."""
-        graphs = self._decode_graphs(forward, cfg, weights, batch)
+        graphs = self._step_graphs(forward, cfg, weights, batch) if batch.n == 1 else None
         return None if graphs is None else graphs.greedy(forward, cfg, weights, batch, cache, n).numpy()
 
     def run_step(self, forward, cfg, weights, batch, cache):
-        """One model step; single-token steps replay a captured CUDA graph (see graph.py)."""
-        graphs = self._decode_graphs(forward, cfg, weights, batch)
+        """One model step: a replayed CUDA graph where one is captured (decode steps, repeated
+        prompt-chunk lengths; see graph.py), else eager."""
+        graphs = self._step_graphs(forward, cfg, weights, batch)
         if graphs is None:
             return forward(self, cfg, weights, batch, cache)
         return graphs.run(forward, cfg, weights, batch, cache)
 
-    def _decode_graphs(self, forward, cfg, weights, batch):
-        """The graphs for this one-token step, or None where it runs eagerly."""
-        if batch.n != 1 or not self.graphs_enabled or self.device.type != "cuda":
+    def _step_graphs(self, forward, cfg, weights, batch):
+        """The graphs for this step, or None where it runs eagerly."""
+        if not self.graphs_enabled or self.device.type != "cuda":
             return None
         if self._graphs is None:
-            from zinc.backends.cuda.graph import DecodeGraphs
+            from zinc.backends.cuda.graph import StepGraphs
 
-            self._graphs = DecodeGraphs(self)
-        return self._graphs if self._graphs.capturable(forward, cfg, weights) else None
+            self._graphs = StepGraphs(self)
+        return self._graphs if self._graphs.capturable(forward, cfg, weights, batch.n) else None
 
 
 def rope_factors(p: RopeParams, freq_factors: np.ndarray | None, device) -> tuple[torch.Tensor, float]:
@@ -394,28 +407,3 @@ def rope_factors(p: RopeParams, freq_factors: np.ndarray | None, device) -> tupl
         mscale *= 1.0 + 0.1 * math.log(1.0 / p.freq_scale)
     return torch.from_numpy(interp.astype(np.float32)).to(device), mscale
 
-
-def prefill_attention(q, k, v, q_pos, kv_pos, n_kv, kq_scale, window, softcap, sinks):
-    """Many query rows: torch SDPA on f16 (explicit f32 math with softcap or sinks); (T, Hq, DV) f32."""
-    T, Hq, _ = q.shape
-    k, v, kp = k[:n_kv], v[:n_kv], kv_pos[:n_kv].long()
-    r = Hq // k.shape[1]
-    d = q_pos.long()[:, None] - kp[None, :]
-    vis = (kp[None, :] >= 0) & (d >= 0)
-    if window:
-        vis &= d < window
-    kh = k.permute(1, 0, 2).repeat_interleave(r, dim=0)  # (Hq, S, D)
-    vh = v.permute(1, 0, 2).repeat_interleave(r, dim=0)
-    qh = q.permute(1, 0, 2)  # (Hq, T, D)
-    if not softcap and sinks is None:
-        o = F.scaled_dot_product_attention(qh.half()[None], kh.half()[None], vh.half()[None],
-                                           attn_mask=vis[None, None], scale=float(kq_scale))[0]
-        return o.float().permute(1, 0, 2).contiguous()
-    s = qh.float() @ kh.float().transpose(1, 2)  # (Hq, T, S)
-    if softcap:
-        s = torch.tanh(s / softcap) * softcap
-    s = torch.where(vis[None], s * kq_scale, float("-inf"))
-    if sinks is not None:
-        s = torch.cat([s, sinks.float().reshape(Hq, 1, 1).expand(Hq, T, 1)], dim=-1)
-    p = torch.softmax(s, dim=-1)[..., :kh.shape[1]]
-    return (p @ vh.float()).permute(1, 0, 2).contiguous()
