@@ -4,9 +4,11 @@
 
 For each of five prompts: the prompt's tokens, then n greedy tokens chosen on the CPU backend
 (host argmax of its logits) and on the CUDA backend (`Model.greedy`: the argmax of each graph-replayed
-step feeds the next on the GPU). Prints, per prompt, whether the two continuations are equal and
-where they first differ (with the CPU backend's top-1/top-2 margin there: a near tie can flip under
-the 8-bit activations of the CUDA decode). Exits 1 if any continuation differs.
+step feeds the next on the GPU), twice: with the default numerics (8-bit decode activations, f16
+prefill GEMMs and KV cells) and with `exact=True` (f32 activations, f32 KV cells). Prints, per prompt
+and mode, whether the continuations are equal and where they first differ (with the CPU backend's
+top-1/top-2 margin there: a near tie can flip under the 8-bit activations). Exits 1 if an exact-mode
+continuation differs.
 """
 
 from __future__ import annotations
@@ -44,21 +46,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-n", type=int, default=64)
     ap.add_argument("--out", help="write check_real.json here")
     a = ap.parse_args(argv)
-    cpu, gpu = load(a.model, backend="cpu", n_ctx=256), load(a.model, backend="cuda", n_ctx=256)
+    cpu = load(a.model, backend="cpu", n_ctx=256)
+    gpus = {"default": load(a.model, backend="cuda", n_ctx=256),
+            "exact": load(a.model, backend="cuda", n_ctx=256, exact=True, kv_dtype="f32")}
     rows, ok = [], True
     for prompt in PROMPTS:
         ids = cpu.tokenize(prompt)
         want, margins = greedy_cpu(cpu, ids, a.n)
-        cache = gpu.new_cache(len(ids) + a.n)
-        gpu.forward(ids[:-1], cache)
-        got = gpu.greedy(ids[-1], cache, a.n)  # feeds the prompt's last token, then n chosen ones
-        diff = next((i for i, (x, y) in enumerate(zip(got, want)) if x != y), None)
-        ok &= diff is None
-        rows.append({"prompt": prompt, "equal": diff is None, "first_diff": diff,
-                     "margin_there": None if diff is None else margins[diff], "cpu": cpu.detokenize(want),
-                     "cuda": cpu.detokenize(got)})
-        print(f"{'equal' if diff is None else f'differs at {diff} (cpu margin {margins[diff]:.3f})':32} "
-              f"{prompt!r} -> {cpu.detokenize(want)[:60]!r}", flush=True)
+        for mode, gpu in gpus.items():
+            cache = gpu.new_cache(len(ids) + a.n)
+            gpu.forward(ids[:-1], cache)
+            got = gpu.greedy(ids[-1], cache, a.n)  # feeds the prompt's last token, then n chosen ones
+            diff = next((i for i, (x, y) in enumerate(zip(got, want)) if x != y), None)
+            ok &= diff is None or mode != "exact"
+            rows.append({"prompt": prompt, "mode": mode, "equal": diff is None, "first_diff": diff,
+                         "margin_there": None if diff is None else margins[diff], "cpu": cpu.detokenize(want),
+                         "cuda": cpu.detokenize(got)})
+            print(f"{mode:8} {'equal' if diff is None else f'differs at {diff} (cpu margin {margins[diff]:.3f})':32} "
+                  f"{prompt!r} -> {cpu.detokenize(want)[:60]!r}", flush=True)
     if a.out:
         Path(a.out).mkdir(parents=True, exist_ok=True)
         (Path(a.out) / "check_real.json").write_text(json.dumps({"model": a.model, "n": a.n, "rows": rows}, indent=1))
