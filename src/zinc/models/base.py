@@ -278,7 +278,15 @@ def load_weights(ops: Ops, gguf: Any, specs: Iterable[TensorSpec]) -> Weights:
         uses.append(WeightUse("matmul", "token_embd.weight (tied output)", gguf.tensors["token_embd.weight"].ggml_type))
     check_capabilities(ops, uses, where=str(gguf.path))
     out: dict[str, Any] = {}
+    fused = _qkv_groups(ops, gguf, present)
+    parts = {n: f for f, trio in fused.items() for n in trio}
     for s in present:
+        if s.name in parts:  # uploaded once, as the layer's fused projection
+            f = parts[s.name]
+            if s.name == fused[f][-1]:
+                qts = [QTensor.from_gguf(gguf, n) for n in fused[f]]
+                out[f] = ops.upload(concat_rows(f, qts))
+            continue
         qt = QTensor.from_gguf(gguf, s.name)
         if s.view:
             qt = replace(qt, shape=tuple(s.view))
@@ -286,6 +294,36 @@ def load_weights(ops: Ops, gguf: Any, specs: Iterable[TensorSpec]) -> Weights:
     if tied:
         out["output.weight"] = out["token_embd.weight"]
     return Weights(out)
+
+
+def _qkv_groups(ops: Ops, gguf: Any, present: list[TensorSpec]) -> dict[str, tuple[str, str, str]]:
+    """Fused name -> (q, k, v) names of the layers whose Q, K and V projections a backend that asks
+    (`fuse_qkv`) reads as one weight: one matvec launch instead of three. Only where the three share
+    a type and K and have no biases (the model then splits the fused output; layers.qkv_projections)."""
+    if not getattr(ops, "fuse_qkv", False):
+        return {}
+    names = {s.name for s in present}
+    groups = {}
+    for s in present:
+        if not s.name.endswith(".attn_q.weight"):
+            continue
+        pre = s.name[:-len("attn_q.weight")]
+        trio = (pre + "attn_q.weight", pre + "attn_k.weight", pre + "attn_v.weight")
+        if pre + "attn_qkv.weight" in names or not all(n in names for n in trio):
+            continue
+        if any(f"{pre}attn_{x}.bias" in names for x in "qkv"):
+            continue
+        infos = [gguf.tensors[n] for n in trio]
+        if len({i.ggml_type for i in infos}) == 1 and len({tuple(i.shape[1:]) for i in infos}) == 1:
+            groups[pre + "attn_qkv.weight"] = trio
+    return groups
+
+
+def concat_rows(name: str, qts: list[QTensor]) -> QTensor:
+    """Weights of one type and row length stacked row-wise (ggml rows are independent blocks)."""
+    data = np.concatenate([np.ascontiguousarray(q.data).reshape(-1) for q in qts])
+    shape = (sum(q.shape[0] for q in qts), *qts[0].shape[1:])
+    return QTensor(name, qts[0].ggml_type, shape, data)
 
 
 def _resolve_specs(gguf: Any, specs: list[TensorSpec]) -> Iterable[TensorSpec]:
