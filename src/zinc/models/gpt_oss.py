@@ -19,7 +19,7 @@ from zinc.engine.cache import KVCache
 from zinc.errors import UnsupportedModelError
 from zinc.models.base import Batch, Config, Meta, TensorSpec, Weights, common_config, swa_pattern
 from zinc.models.layers import (attention_tensors, cache_layout, embed_tokens, global_tensors, lm_head, moe_ffn,
-                                moe_tensors, self_attention)
+                                moe_tensors, residual_norm, self_attention)
 
 __all__ = ["config", "tensors", "cache_layout", "forward"]
 
@@ -51,10 +51,10 @@ def tensors(cfg: Config) -> list[TensorSpec]:
 def forward(ops: Ops, cfg: Config, w: Weights, batch: Batch, cache: KVCache) -> Any:
     """Logits (T, n_vocab) — or (1, n_vocab) with batch.last_only — for one step."""
     x = embed_tokens(ops, cfg, w, batch)
+    h = ops.rms_norm(x, w.layer(0)["attn_norm"], cfg.norm_eps)
     for il in range(cfg.n_layer):
         lw = w.layer(il)
-        h = ops.rms_norm(x, lw["attn_norm"], cfg.norm_eps)
         a = self_attention(ops, cfg, lw, h, batch, cache)
         x, h = ops.add_rms_norm(a, x, lw["post_attention_norm"], cfg.norm_eps)
-        x = ops.add(moe_ffn(ops, cfg, lw, h), x)
+        x, h = residual_norm(ops, cfg, w, il, moe_ffn(ops, cfg, lw, h), x)
     return lm_head(ops, cfg, w, x, batch)

@@ -155,6 +155,14 @@ def embed_tokens(ops: Ops, cfg: Config, w: Weights, batch: Batch) -> Any:
     return ops.scale(x, cfg.embed_scale) if cfg.embed_scale != 1.0 else x
 
 
+def residual_norm(ops: Ops, cfg: Config, w: Weights, il: int, f: Any, x: Any) -> tuple[Any, Any]:
+    """After layer il: the residual x + f and, when a layer follows, its pre-attention norm, in one
+    op (x, h); h is None after the last layer (lm_head norms)."""
+    if il + 1 < cfg.n_layer:
+        return ops.add_rms_norm(f, x, w.layer(il + 1)["attn_norm"], cfg.norm_eps)
+    return ops.add(f, x), None
+
+
 def lm_head(ops: Ops, cfg: Config, w: Weights, x: Any, batch: Batch) -> Any:
     """Final norm, output projection (tied or not) and the optional final softcap."""
     if batch.last_only and batch.n > 1:

@@ -15,7 +15,7 @@ from zinc.engine.cache import KVCache
 from zinc.errors import UnsupportedModelError
 from zinc.models.base import Batch, Config, Meta, TensorSpec, Weights, common_config
 from zinc.models.layers import (attention_cache_layout, attention_tensors, embed_tokens, ffn_tensors,
-                                global_tensors, glu_ffn, lm_head, moe_ffn, moe_tensors, self_attention)
+                                global_tensors, glu_ffn, lm_head, residual_norm, moe_ffn, moe_tensors, self_attention)
 
 cache_layout = attention_cache_layout
 
@@ -44,11 +44,11 @@ def tensors(cfg: Config) -> list[TensorSpec]:
 def forward(ops: Ops, cfg: Config, w: Weights, batch: Batch, cache: KVCache) -> Any:
     """Logits (T, n_vocab) — or (1, n_vocab) with batch.last_only — for one step."""
     x = embed_tokens(ops, cfg, w, batch)
+    h = ops.rms_norm(x, w.layer(0)["attn_norm"], cfg.norm_eps)
     for il in range(cfg.n_layer):
         lw = w.layer(il)
-        h = ops.rms_norm(x, lw["attn_norm"], cfg.norm_eps)
         a = self_attention(ops, cfg, lw, h, batch, cache)
         x, h = ops.add_rms_norm(a, x, lw["ffn_norm"], cfg.norm_eps)
         f = moe_ffn(ops, cfg, lw, h) if cfg.n_expert else glu_ffn(ops, cfg, lw, h)
-        x = ops.add(f, x)
+        x, h = residual_norm(ops, cfg, w, il, f, x)
     return lm_head(ops, cfg, w, x, batch)

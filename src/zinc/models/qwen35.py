@@ -21,7 +21,7 @@ from zinc.engine.cache import KVCache
 from zinc.errors import UnsupportedModelError
 from zinc.models.base import Batch, Config, Meta, TensorSpec, Weights, common_config
 from zinc.models.layers import (attention_tensors, cache_layout, delta_net_tensors, embed_tokens, ffn_tensors,
-                                gated_delta_net, global_tensors, glu_ffn, lm_head, moe_ffn, moe_tensors,
+                                gated_delta_net, global_tensors, glu_ffn, lm_head, residual_norm, moe_ffn, moe_tensors,
                                 self_attention, shared_expert, shared_expert_tensors)
 
 __all__ = ["config", "tensors", "cache_layout", "forward"]
@@ -89,11 +89,11 @@ def _ffn(ops: Ops, cfg: Config, w: Weights, il: int, h: Any) -> Any:
 def forward(ops: Ops, cfg: Config, w: Weights, batch: Batch, cache: KVCache) -> Any:
     """Logits (T, n_vocab) — or (1, n_vocab) with batch.last_only — for one step."""
     x = embed_tokens(ops, cfg, w, batch)
+    h = ops.rms_norm(x, w.layer(0)["attn_norm"], cfg.norm_eps)
     for il in range(cfg.n_layer):
         lw = w.layer(il)
-        h = ops.rms_norm(x, lw["attn_norm"], cfg.norm_eps)
         mixer = gated_delta_net if cfg.is_recurrent(il) else self_attention
         a = mixer(ops, cfg, lw, h, batch, cache)
         x, h = ops.add_rms_norm(a, x, lw["post_attention_norm"], cfg.norm_eps)
-        x = ops.add(_ffn(ops, cfg, w, il, h), x)
+        x, h = residual_norm(ops, cfg, w, il, _ffn(ops, cfg, w, il, h), x)
     return lm_head(ops, cfg, w, x, batch)
