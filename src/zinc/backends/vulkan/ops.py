@@ -257,7 +257,7 @@ class VulkanOps(BaseOps):
         subs = {**subs, **self._mv_subs(kernel), "UNIT": matvec_src(w)}
         if len(ws) > 1:
             subs["UNIT2"] = matvec_src(ws[1], "2")
-        u = self.dev.uniform("IIIII", N, K, w.row_words // 4, MATVEC[w.ggml_type][1](K), int(bias is not None))
+        u = self.dev.uniform("IIIII", N, K, w.row_words // 4, K // 64, int(bias is not None))
         bufs = [x.buf, *(v.buf for v in ws), out._buf]
         if len(ws) == 1:
             bufs.append(bias.buf if bias is not None else self._dummy)
@@ -656,7 +656,7 @@ class VulkanOps(BaseOps):
 
 def _q8_row_words(K: int) -> int:
     """Words of one row of K values as 8-bit activations (lib/q8.wgsl)."""
-    return K // 4 + K // 32 + K // 16
+    return K // 4 + K // 8
 
 
 def _bstrides(shape: tuple[int, ...], out4: tuple[int, ...]) -> list[int]:

@@ -1,11 +1,20 @@
 """Weights on the wgpu device: the repacking at upload and the WGSL dequantizer of each ggml type.
 
 WGSL has no 8- or 16-bit storage, so every block is made u32-aligned at upload: F32 as is; F16 and
-BF16 as pairs per word (rows padded to an even length); Q4_K (144 bytes) and Q5_K (176 bytes) as
-is; Q8_0, Q4_0, Q5_0 with 2 zero bytes after the f16 scale (9, 5, 6 words a block); MXFP4 with 3
-zero bytes after the exponent byte (5 words); Q6_K split by field across the row (all ql, all qh, all
-scales, all d's; row padded to 16 bytes), so the decode matvec reads aligned 16-byte words. One WGSL dequantizer per type (`shaders/dequant_<type>.wgsl`) yields 32-element
-chunks of a row and is spliced into the matmul, matmul-experts and embed kernels.
+BF16 as pairs per word (rows padded to an even length); Q5_K (176 bytes) as is; Q8_0, Q4_0, Q5_0 with
+2 zero bytes after the f16 scale (9, 5, 6 words a block); MXFP4 with 3 zero bytes after the exponent
+byte (5 words). Q4_K and Q6_K rows are rearranged for the decode matvecs into 64-element chunks u
+(U = K / 64 a row), field by field, so that lanes reading consecutive chunks read consecutive 16-byte
+words of each field:
+* Q4_K: A[u], B[u] (U vec4 each): the chunk's 32 qs bytes (its sub-blocks 2j, 2j + 1 of block u / 4,
+  j = u % 4), A the first 16 bytes, B the last 16: the low nibble of byte i is element 16 p + i of the
+  chunk, the high nibble element 32 + 16 p + i (p = 0 for A, 1 for B); then the block headers (d|dmin,
+  scales[12]: one vec4 per block). 144 bytes per 256 values, as in the file.
+* Q6_K: A[u], B[u] (the low 4 bits of elements 16 p + i and 32 + 16 p + i, as Q4_K), H[u] (byte i:
+  the high 2 bits of elements i, 16 + i, 32 + i, 48 + i at bits 0, 2, 4, 6), then the int8 scale of
+  each 16 elements (one word per chunk), then the f16 d's (two a word), padded to 16 bytes.
+One WGSL dequantizer per type (`shaders/dequant_<type>.wgsl`) yields 32-element chunks of a row and
+is spliced into the matmul, matmul-experts and embed kernels.
 """
 
 from __future__ import annotations
@@ -25,9 +34,9 @@ DEQUANT = {GGMLType.F32: "f32", GGMLType.F16: "f16", GGMLType.BF16: "bf16", GGML
 # block bytes, where zero padding goes inside the block, how many zero bytes
 _PAD = {GGMLType.Q8_0: (34, 2, 2), GGMLType.Q4_0: (18, 2, 2), GGMLType.Q5_0: (22, 2, 2),
         GGMLType.MXFP4: (17, 1, 3)}
-# per ggml type with decode matvec kernels (shaders/mv_<name>.wgsl on f32 activations: its 16-byte
-# units per row of K; shaders/mvq_<name>.wgsl on 8-bit activations: K / 64 units of 64 elements)
-MATVEC = {GGMLType.Q4_K: ("q4_k", lambda K: K // 256 * 8), GGMLType.Q6_K: ("q6_k", lambda K: K // 256 * 4)}
+# ggml types with decode matvec kernels: shaders/mv_<name>.wgsl (f32 activations) and mvq_<name>.wgsl
+# (8-bit activations), both over the row's K / 64 chunks
+MATVEC = {GGMLType.Q4_K: "q4_k", GGMLType.Q6_K: "q6_k"}
 
 
 class VkWeight:
@@ -50,30 +59,54 @@ def repack(qt: QTensor) -> tuple[np.ndarray, int]:
         blocks = rows.reshape(rows.shape[0], -1, bsz)
         pad = np.zeros((*blocks.shape[:2], n), np.uint8)
         rows = np.concatenate([blocks[..., :at], pad, blocks[..., at:]], axis=2).reshape(rows.shape[0], -1)
+    if t == GGMLType.Q4_K:
+        rows = _chunked_q4_k(rows)
     if t == GGMLType.Q6_K:
-        b = rows.reshape(rows.shape[0], -1, 210)
-        rows = np.concatenate([b[..., :128].reshape(len(b), -1), b[..., 128:192].reshape(len(b), -1),
-                               b[..., 192:208].reshape(len(b), -1), b[..., 208:].reshape(len(b), -1),
-                               np.zeros((len(b), -rows.shape[1] % 16), np.uint8)], axis=1)
+        rows = _chunked_q6_k(rows)
     return rows, rows.shape[1] // 4
 
 
+def _chunked_q4_k(rows: np.ndarray) -> np.ndarray:
+    """Q4_K rows (n, 144 nb) as A | B | headers (see the module docstring)."""
+    n = len(rows)
+    b = rows.reshape(n, -1, 144)
+    qs = b[..., 16:].reshape(n, -1, 2, 16)  # (n, U, A/B, 16): chunk u = 4 block + j holds qs[32j:32j+32]
+    return np.concatenate([qs.transpose(0, 2, 1, 3).reshape(n, -1), b[..., :16].reshape(n, -1)], axis=1)
+
+
+def _chunked_q6_k(rows: np.ndarray) -> np.ndarray:
+    """Q6_K rows (n, 210 nb) as A | B | H | scales | d's (see the module docstring)."""
+    n = len(rows)
+    b = rows.reshape(n, -1, 210)
+    ql, qh = b[..., :128].reshape(n, -1, 2, 64), b[..., 128:192].reshape(n, -1, 2, 32)
+    # the 6-bit codes in element order: element 128 h + 32 q + l of a block
+    lo = np.stack([ql[..., :32] & 15, ql[..., 32:] & 15, ql[..., :32] >> 4, ql[..., 32:] >> 4], axis=3)
+    hi = np.stack([(qh >> (2 * q)) & 3 for q in range(4)], axis=3)
+    lo, hi = lo.reshape(n, -1, 4, 16), hi.reshape(n, -1, 4, 16)  # (n, U, 16-element group, 16)
+    a = lo[:, :, 0] | (lo[:, :, 2] << 4)
+    bb = lo[:, :, 1] | (lo[:, :, 3] << 4)
+    h = hi[:, :, 0] | (hi[:, :, 1] << 2) | (hi[:, :, 2] << 4) | (hi[:, :, 3] << 6)
+    parts = [a.reshape(n, -1), bb.reshape(n, -1), h.reshape(n, -1), b[..., 192:208].reshape(n, -1),
+             b[..., 208:].reshape(n, -1)]
+    width = sum(p.shape[1] for p in parts)
+    return np.concatenate(parts + [np.zeros((n, -width % 16), np.uint8)], axis=1)
+
+
 def matvec_src(w: VkWeight, suffix: str = "") -> str | None:
-    """The WGSL matvec unit of `w`'s type (helpers, then mv_word and mv_dot; with a suffix only those
-    two, renamed, on buffer W<suffix>), or None when the type has no matvec kernel."""
+    """The WGSL matvec unit of `w`'s type (helpers, then mv_dot; with a suffix only mv_dot, renamed, on
+    buffer W<suffix>), or None when the type has no matvec kernel."""
     if w.ggml_type not in MATVEC:
         return None
-    src = shader_source(f"mv_{MATVEC[w.ggml_type][0]}.wgsl")
+    src = shader_source(f"mv_{MATVEC[w.ggml_type]}.wgsl")
     if suffix:
-        src = (src.split("// -- dot", 1)[1].replace("W[", f"W{suffix}[").replace("mv_dot(", f"mv_dot{suffix}(")
-               .replace("mv_word(", f"mv_word{suffix}("))
+        src = src.split("// -- dot", 1)[1].replace("W[", f"W{suffix}[").replace("mv_dot(", f"mv_dot{suffix}(")
     return src
 
 
 def mvq_src(w: VkWeight, suffix: str = "") -> str:
     """The unit of `w`'s type for the 8-bit-activation matvec (shaders/mvq_<type>.wgsl: helpers, then
     mvq_w); with a suffix only mvq_w, renamed, on buffer W<suffix>."""
-    src = shader_source(f"mvq_{MATVEC[w.ggml_type][0]}.wgsl")
+    src = shader_source(f"mvq_{MATVEC[w.ggml_type]}.wgsl")
     if suffix:
         src = src.split("// -- w", 1)[1].replace("W[", f"W{suffix}[").replace("mvq_w(", f"mvq_w{suffix}(")
     return src

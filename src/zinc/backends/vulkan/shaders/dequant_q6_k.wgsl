@@ -1,31 +1,26 @@
-// Q6_K on the split row layout of weights.py (for 16-byte loads in the matvec): per row, ql[128] of
-// every super-block (32 words each), then qh[64] of every block (16 words), scales[16] int8 (4 words),
-// then the f16 d's (two a word), the row padded to a multiple of 16 bytes.
-fn wbyte(base: u32, off: u32) -> u32 {
-    return (W[base + off / 4u] >> ((off % 4u) * 8u)) & 0xffu;
-}
-
+// Q6_K on the chunked rows of weights.py (words: A, B, H of the U = K / 64 chunks, 4 a chunk each, then
+// one word of int8 scales per chunk, then the f16 d's two a word). 32-element piece c: half c % 2 of
+// chunk c / 2, i.e. its 16-element groups p = 2 (c % 2) and p + 1.
 fn chunk(row: u32, c: u32) -> array<f32, 32> {
     var v: array<f32, 32>;
-    let nb = P.K / 256u;
-    let b = c / 8u;
+    let U = P.K / 64u;
+    let u = c / 2u;
     let row0 = row * P.row_words;
-    let sub = c % 8u;
-    let half = sub / 4u;
-    let quarter = sub % 4u;  // which of the four 32-element groups of the half
-    let dw = unpack2x16float(W[row0 + 52u * nb + b / 2u]);
+    let b = u / 4u;
+    let dw = unpack2x16float(W[row0 + 13u * U + b / 2u]);
     let d = select(dw.x, dw.y, (b % 2u) == 1u);
-    let ql = row0 + 32u * b;
-    let qh = row0 + 32u * nb + 16u * b;
-    let sc = row0 + 48u * nb + 4u * b;
-    let ql_off = half * 64u + (quarter & 1u) * 32u;
-    let ql_shift = (quarter >> 1u) * 4u;
-    let qh_shift = quarter * 2u;
-    let s0 = half * 8u + quarter * 2u;
-    for (var l = 0u; l < 32u; l++) {
-        let q = ((wbyte(ql, ql_off + l) >> ql_shift) & 0xfu) | (((wbyte(qh, half * 32u + l) >> qh_shift) & 3u) << 4u);
-        let s = f32((i32(wbyte(sc, s0 + l / 16u)) << 24u) >> 24u);
-        v[l] = d * s * f32(i32(q) - 32);
+    let sc = W[row0 + 12u * U + u];
+    for (var g = 0u; g < 2u; g++) {
+        let p = 2u * (c % 2u) + g;  // A for p = 0, 2, B for 1, 3; low nibbles for p < 2
+        let s = d * f32((i32(sc << (24u - 8u * p))) >> 24u);
+        for (var k = 0u; k < 4u; k++) {
+            let lo = (W[row0 + 4u * ((p % 2u) * U + u) + k] >> (4u * (p / 2u))) & 0x0f0f0f0fu;
+            let hi = (W[row0 + 4u * (2u * U + u) + k] >> (2u * p)) & 0x03030303u;
+            let q = lo | (hi << 4u);
+            for (var j = 0u; j < 4u; j++) {
+                v[16u * g + 4u * k + j] = s * f32(i32((q >> (8u * j)) & 0xffu) - 32);
+            }
+        }
     }
     return v;
 }

@@ -19,7 +19,7 @@ const K: u32 = {{K}}u;
 const UNITS: u32 = {{UNITS}}u;
 const WG: u32 = L * S;
 const NACC: u32 = R * NT;  // sums per thread (lib/mv_reduce_*.wgsl)
-const XROW: u32 = K / 16u + K / 128u + K / 64u;  // vec4 per activation row (lib/q8.wgsl)
+const XROW: u32 = K / 16u + K / 32u;  // vec4 per activation row (lib/q8.wgsl)
 
 {{UNIT}}
 

@@ -19,7 +19,7 @@ const UNITS: u32 = {{UNITS}}u;
 const QOUT: bool = {{QOUT}};
 const WG: u32 = L * S;
 const NACC: u32 = R * NT;
-const XROW: u32 = K / 16u + K / 128u + K / 64u;
+const XROW: u32 = K / 16u + K / 32u;  // vec4 per activation row (lib/q8.wgsl)
 const SR: u32 = S * R;  // rows per workgroup
 
 {{UNIT}}
