@@ -1,11 +1,17 @@
-"""Decode attention (a few query rows against an f16/f32 KV cache), split over the cells.
+"""Decode attention (1-16 query rows against an f16/f32 KV cache) on tensor cores, split over the cells.
 
-Pass 1 (`attn_split_kernel`, grid (T * Hkv, NSPLIT)): each program takes the R = Hq / Hkv query
-heads of one KV head and one contiguous range of cells, and writes its running max, sum and
-un-normalised output. Pass 2 (`attn_combine_kernel`, grid (T * Hq,)) merges the splits (and the
-attention sink, when given). The readable extent is min(n_kv, S, q_pos[T-1] + 1) computed on the
-device, so a captured graph stays right as the sequence grows; masking follows the positions
-stored in the cache (empty cells hold -1).
+Pass 1 (`attn_split_kernel`, grid (Hkv * row blocks, NSPLIT)): a program takes the rows (t, r) of the
+R = Hq / Hkv query heads of one KV head times the T query rows (BM of them, padded to at least 16),
+and one contiguous range of cells, streamed in blocks of BS cells: scores Q.K^T with `tl.dot`, the
+softcap, the causal / window mask from the positions stored in the cells (-1 = empty), an online
+softmax and P.V with `tl.dot`; it writes its running max, sum and un-normalised output. Pass 2
+(`attn_combine_kernel`, grid (T * Hq,)) merges the splits (and the attention sink, when given).
+
+Operands: an f16 cache is read as f16 and f32 accumulated; with EXACT the f32 rows of Q and of P are
+each split into two f16 halves (hi + lo), so the products are as accurate as f32 math (the cache
+holds f16 values exactly) for twice the (idle) tensor-core work. An f32 cache takes f32 dots.
+The readable extent is min(n_kv, S, q_pos[T-1] + 1), computed on the device, so a captured graph
+stays right as the sequence grows.
 """
 
 from __future__ import annotations
@@ -14,55 +20,79 @@ import triton
 import triton.language as tl
 
 NEG = tl.constexpr(-1.0e30)
+SMEM_BUDGET = 160 * 1024  # bytes of K+V tiles in shared memory per program (stages - 1 buffers)
 
 
 @triton.jit
-def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, scale, cap, window,
-                      R: tl.constexpr, RP: tl.constexpr, D: tl.constexpr, DV: tl.constexpr,
-                      DP: tl.constexpr, DVP: tl.constexpr,
-                      HKV: tl.constexpr, NSPLIT: tl.constexpr, BS: tl.constexpr,
-                      SOFTCAP: tl.constexpr):
+def _operand(x, KV16: tl.constexpr):
+    """f32 rows -> the (hi, lo) operands of `_mma`: f16 halves with hi + lo = x to about 2^-22
+    relative for an f16 cache, x itself for an f32 one."""
+    hi = x
+    lo = x
+    if KV16:
+        hi = x.to(tl.float16)
+        lo = (x - hi.to(tl.float32)).to(tl.float16)
+    return hi, lo
+
+
+@triton.jit
+def _mma(hi, lo, b, acc, KV16: tl.constexpr, EXACT: tl.constexpr):
+    """acc + (hi + lo) @ b on tensor cores; b is a tile of the cache (f16, or f32 with f32 math)."""
+    if KV16:
+        acc = tl.dot(hi, b, acc)
+        if EXACT:
+            acc = tl.dot(lo, b, acc)
+    else:
+        acc = tl.dot(hi, b, acc, input_precision="tf32x3")
+    return acc
+
+
+@triton.jit
+def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, scale, cap, window, NSPLIT,
+                      R: tl.constexpr, D: tl.constexpr, DV: tl.constexpr, DP: tl.constexpr,
+                      DVP: tl.constexpr, HKV: tl.constexpr, BM: tl.constexpr,
+                      BS: tl.constexpr, SOFTCAP: tl.constexpr, KV16: tl.constexpr, EXACT: tl.constexpr):
     pid = tl.program_id(0)
     sp = tl.program_id(1)
-    t = pid // HKV
-    hk = pid % HKV
-    qp = tl.load(q_pos + t)
-    last = tl.load(q_pos + T - 1)
-    n_eff = tl.minimum(tl.minimum(n_kv, S), last + 1)
+    nrb = tl.cdiv(T * R, BM)
+    hk = pid // nrb
+    i = (pid % nrb) * BM + tl.arange(0, BM)  # row t * R + r of this KV head
+    rm = i < T * R
+    t = i // R
+    head = (t * HKV + hk) * R + i % R  # (BM,) row of the (T, Hq) query / output
+    qp = tl.load(q_pos + t, mask=rm, other=-1)
+    n_eff = tl.minimum(tl.minimum(n_kv, S), tl.load(q_pos + T - 1) + 1)
     chunk = tl.cdiv(tl.cdiv(n_eff, NSPLIT), BS) * BS
     start = sp * chunk
     end = tl.minimum(start + chunk, n_eff)
-    rr = tl.arange(0, RP)
     dd = tl.arange(0, DP)
     dv = tl.arange(0, DVP)
-    hq = hk * R + rr
-    qv = tl.load(q + (t * HKV * R + hq)[:, None] * D + dd[None, :], mask=(rr < R)[:, None] & (dd < D)[None, :],
-                 other=0.0)
-    m_i = tl.full([RP], NEG, tl.float32)
-    l_i = tl.zeros([RP], tl.float32)
-    acc = tl.zeros([RP, DVP], tl.float32)
+    qv = tl.load(q + head[:, None] * D + dd[None, :], mask=rm[:, None] & (dd < D)[None, :], other=0.0)
+    qh, ql = _operand(qv, KV16)
+    m_i = tl.full([BM], NEG, tl.float32)
+    l_i = tl.zeros([BM], tl.float32)
+    acc = tl.zeros([BM, DVP], tl.float32)
     for s0 in range(start, end, BS):
         cell = s0 + tl.arange(0, BS)
         cm = cell < end
-        kt = tl.load(k + (cell.to(tl.int64) * HKV + hk)[:, None] * D + dd[None, :],
-                     mask=cm[:, None] & (dd < D)[None, :], other=0.0).to(tl.float32)
-        s = tl.sum(qv[:, None, :] * kt[None, :, :], axis=2)  # (RP, BS)
+        c64 = cell.to(tl.int64) * HKV + hk
+        kt = tl.load(k + c64[None, :] * D + dd[:, None], mask=cm[None, :] & (dd < D)[:, None], other=0.0)
+        vt = tl.load(v + c64[:, None] * DV + dv[None, :], mask=cm[:, None] & (dv < DV)[None, :], other=0.0)
+        kp = tl.load(kv_pos + cell, mask=cm, other=-1)
+        s = _mma(qh, ql, kt, tl.zeros([BM, BS], tl.float32), KV16, EXACT)  # (BM, BS)
         if SOFTCAP:
             s = cap * (2.0 / (1.0 + tl.exp(-2.0 * s / cap)) - 1.0)
-        s = s * scale
-        kp = tl.load(kv_pos + cell, mask=cm, other=-1)
-        vis = cm & (kp >= 0) & (kp <= qp) & ((window == 0) | (qp - kp < window))
-        s = tl.where(vis[None, :], s, float("-inf"))
+        vis = (kp[None, :] >= 0) & (kp[None, :] <= qp[:, None])
+        vis = vis & ((window == 0) | (qp[:, None] - kp[None, :] < window))
+        s = tl.where(vis, s * scale, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(s, axis=1))
         p = tl.exp(s - m_new[:, None])
         alpha = tl.exp(m_i - m_new)
-        vt = tl.load(v + (cell.to(tl.int64) * HKV + hk)[:, None] * DV + dv[None, :],
-                     mask=cm[:, None] & (dv < DV)[None, :], other=0.0).to(tl.float32)
         l_i = l_i * alpha + tl.sum(p, axis=1)
-        acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * vt[None, :, :], axis=1)
+        ph, pl = _operand(p, KV16)
+        acc = _mma(ph, pl, vt, acc * alpha[:, None], KV16, EXACT)
         m_i = m_new
-    row = (t * HKV * R + hq) * NSPLIT + sp  # (RP,)
-    rm = rr < R
+    row = head * NSPLIT + sp
     tl.store(m_out + row, m_i, mask=rm)
     tl.store(l_out + row, l_i, mask=rm)
     tl.store(o_out + row[:, None] * DV + dv[None, :], acc, mask=rm[:, None] & (dv < DV)[None, :])
@@ -70,7 +100,8 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
 
 @triton.jit
 def attn_combine_kernel(m_in, l_in, o_in, sinks, out, HQ, NSPLIT: tl.constexpr, NSP: tl.constexpr,
-                        DV: tl.constexpr, DVP: tl.constexpr, HAS_SINK: tl.constexpr):
+                        DV: tl.constexpr, DVP: tl.constexpr, HAS_SINK: tl.constexpr, CH: tl.constexpr):
+    """One output row: the max over the NSP (>= NSPLIT) splits' maxima, then their outputs CH at a time."""
     row = tl.program_id(0)  # t * HQ + h
     sp = tl.arange(0, NSP)
     sm = sp < NSPLIT
@@ -78,32 +109,53 @@ def attn_combine_kernel(m_in, l_in, o_in, sinks, out, HQ, NSPLIT: tl.constexpr, 
     dm = dv < DV
     m = tl.load(m_in + row * NSPLIT + sp, mask=sm, other=NEG)
     l = tl.load(l_in + row * NSPLIT + sp, mask=sm, other=0.0)
-    o = tl.load(o_in + (row * NSPLIT + sp)[:, None] * DV + dv[None, :], mask=sm[:, None] & dm[None, :], other=0.0)
     mx = tl.max(m, axis=0)
     if HAS_SINK:
         sk = tl.load(sinks + row % HQ)
         mx = tl.maximum(mx, sk)
-    w = tl.exp(m - mx)
-    z = tl.sum(l * w, axis=0)
+    z = tl.sum(l * tl.exp(m - mx), axis=0)
     if HAS_SINK:
         z = z + tl.exp(sk - mx)
-    y = tl.sum(o * w[:, None], axis=0) / z
-    tl.store(out + row * DV + dv, y, mask=dm)
+    y = tl.zeros([DVP], tl.float32)
+    for c in tl.static_range(0, NSP, CH):
+        spc = c + tl.arange(0, CH)
+        cm = spc < NSPLIT
+        w = tl.exp(tl.load(m_in + row * NSPLIT + spc, mask=cm, other=NEG) - mx)
+        o = tl.load(o_in + (row * NSPLIT + spc)[:, None] * DV + dv[None, :], mask=cm[:, None] & dm[None, :],
+                    other=0.0)
+        y += tl.sum(o * w[:, None], axis=0)
+    tl.store(out + row * DV + dv, y / z, mask=dm)
+
+
+def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, esize: int) -> tuple[int, ...]:
+    """(BM, BS, stages, warps) that fit in registers and shared memory: BM = the rows padded to 16, at
+    most 64, with BM x DV at most 8192 accumulators (4096 for an f32 cache); BS x D at most 32 KB of
+    cache; the stages - 1 buffers of K+V tiles in flight within SMEM_BUDGET; warps (when not given)
+    4, or 8 past 16 rows x 128 dims (fewer registers per thread)."""
+    dp, dvp = max(16, triton.next_power_of_2(d)), max(16, triton.next_power_of_2(dv))
+    bm = min(max(16, triton.next_power_of_2(rows)), 64, max(16, 16384 // (dvp * esize)))
+    bs = max(16, min(bs, 32768 // (max(dp, dvp) * esize)))
+    while stages > 2 and (stages - 1) * bs * (dp + dvp) * esize > SMEM_BUDGET:
+        stages -= 1
+    return bm, bs, stages, warps or (4 if bm * max(dp, dvp) <= 2048 else 8)
 
 
 def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: int, cap: float,
-                     sinks, scratch, out, nsplit: int = 16, bs: int = 16) -> None:
-    """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV); out (T, Hq, DV) f32; scratch: (m, l, o)."""
+                     sinks, scratch, out, nsplit: int = 32, bs: int = 64, warps: int | None = None,
+                     stages: int = 3, exact: bool = True) -> None:
+    """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32; out (T, Hq, DV) f32;
+    scratch: (m, l, o) of T * Hq * nsplit rows. bs, stages, warps: see `tiles`."""
     t, hq, d = q.shape
     s, hkv, dv = v.shape
     r = hq // hkv
     m, l, o = scratch
-    attn_split_kernel[(t * hkv, nsplit)](q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale,
-                                         cap if cap else 1.0, window, R=r,
-                                         RP=max(2, triton.next_power_of_2(r)), D=d, DV=dv,
-                                         DP=triton.next_power_of_2(d), DVP=triton.next_power_of_2(dv), HKV=hkv,
-                                         NSPLIT=nsplit, BS=bs, SOFTCAP=bool(cap), num_warps=4)
-    attn_combine_kernel[(t * hq,)](m, l, o, sinks if sinks is not None else m, out, hq, NSPLIT=nsplit,
-                                   NSP=max(2, triton.next_power_of_2(nsplit)), DV=dv,
-                                   DVP=triton.next_power_of_2(dv),
-                                   HAS_SINK=sinks is not None, num_warps=1)
+    bm, bs, stages, warps = tiles(t * r, d, dv, bs, stages, warps, k.element_size())
+    dp, dvp = max(16, triton.next_power_of_2(d)), max(16, triton.next_power_of_2(dv))
+    attn_split_kernel[(hkv * triton.cdiv(t * r, bm), nsplit)](
+        q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, R=r, D=d,
+        DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap), KV16=k.element_size() == 2,
+        EXACT=exact, num_warps=warps, num_stages=stages)
+    nsp, dvp = max(2, triton.next_power_of_2(nsplit)), triton.next_power_of_2(dv)
+    attn_combine_kernel[(t * hq,)](m, l, o, sinks if sinks is not None else m, out, hq, NSPLIT=nsplit, NSP=nsp,
+                                   DV=dv, DVP=dvp, HAS_SINK=sinks is not None, CH=min(nsp, max(2, 4096 // dvp)),
+                                   num_warps=4 if nsp * dvp >= 4096 else 1)
