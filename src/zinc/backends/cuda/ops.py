@@ -46,7 +46,7 @@ MATVEC_MAX_ROWS = 4  # up to this many rows a matmul is a fused dequant-matvec, 
 TUNED_MATVEC = frozenset({GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0})  # kernels/mmvq.py; others: generic
 DECODE_ATTN_MAX_ROWS = 16
 # decode attention: (caches of fewer cells than this, splits of the cells, cells per step of a split)
-ATTN_SPLITS = [(2048, 16, 16), (8192, 32, 16), (1 << 62, 64, 16)]
+ATTN_SPLITS = [(2048, 16, 64), (8192, 32, 64), (32768, 64, 64), (1 << 62, 128, 64)]
 
 
 def attention_split(cells: int) -> tuple[int, int]:
