@@ -19,6 +19,8 @@ is spliced into the matmul, matmul-experts and embed kernels.
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any
 
@@ -59,37 +61,60 @@ def repack(qt: QTensor) -> tuple[np.ndarray, int]:
         blocks = rows.reshape(rows.shape[0], -1, bsz)
         pad = np.zeros((*blocks.shape[:2], n), np.uint8)
         rows = np.concatenate([blocks[..., :at], pad, blocks[..., at:]], axis=2).reshape(rows.shape[0], -1)
-    if t == GGMLType.Q4_K:
-        rows = _chunked_q4_k(rows)
-    if t == GGMLType.Q6_K:
-        rows = _chunked_q6_k(rows)
+    if t in (GGMLType.Q4_K, GGMLType.Q6_K):
+        rows = _by_rows(_chunked_q4_k if t == GGMLType.Q4_K else _chunked_q6_k, rows)
     return rows, rows.shape[1] // 4
 
 
+def _by_rows(fn: Any, rows: np.ndarray, batch_bytes: int = 8 << 20) -> np.ndarray:
+    """fn over batches of rows on a thread pool (NumPy releases the GIL), into one array."""
+    step = max(1, batch_bytes // max(1, rows.shape[1]))
+    parts = [slice(i, i + step) for i in range(0, len(rows), step)]
+    if len(parts) == 1:
+        return fn(rows)
+    first = fn(rows[parts[0]])
+    out = np.empty((len(rows), first.shape[1]), first.dtype)
+    out[parts[0]] = first
+
+    def run(s: slice) -> None:
+        out[s] = fn(rows[s])
+    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as ex:
+        list(ex.map(run, parts[1:]))
+    return out
+
+
 def _chunked_q4_k(rows: np.ndarray) -> np.ndarray:
-    """Q4_K rows (n, 144 nb) as A | B | headers (see the module docstring)."""
+    """Q4_K rows (n, 144 nb) as A | B | headers (see the module docstring); moved as 8-byte words."""
     n = len(rows)
-    b = rows.reshape(n, -1, 144)
-    qs = b[..., 16:].reshape(n, -1, 2, 16)  # (n, U, A/B, 16): chunk u = 4 block + j holds qs[32j:32j+32]
-    return np.concatenate([qs.transpose(0, 2, 1, 3).reshape(n, -1), b[..., :16].reshape(n, -1)], axis=1)
+    v = np.ascontiguousarray(rows).view(np.uint64).reshape(n, -1, 18)  # a block: header 2 words, qs 16
+    U = 4 * v.shape[1]
+    out = np.empty((n, 18 * v.shape[1]), np.uint64)
+    out[:, :4 * U].reshape(n, 2, -1, 4, 2)[...] = v[:, :, 2:].reshape(n, -1, 4, 2, 2).transpose(0, 3, 1, 2, 4)
+    out[:, 4 * U:].reshape(n, -1, 2)[...] = v[:, :, :2]
+    return out.view(np.uint8)
 
 
 def _chunked_q6_k(rows: np.ndarray) -> np.ndarray:
-    """Q6_K rows (n, 210 nb) as A | B | H | scales | d's (see the module docstring)."""
+    """Q6_K rows (n, 210 nb) as A | B | H | scales | d's (see the module docstring), in 8-byte words:
+    half h of a block is chunks 2h (elements 128h + 32q + l of quarters q = 0, 1) and 2h + 1 (q = 2, 3)."""
     n = len(rows)
     b = rows.reshape(n, -1, 210)
-    ql, qh = b[..., :128].reshape(n, -1, 2, 64), b[..., 128:192].reshape(n, -1, 2, 32)
-    # the 6-bit codes in element order: element 128 h + 32 q + l of a block
-    lo = np.stack([ql[..., :32] & 15, ql[..., 32:] & 15, ql[..., :32] >> 4, ql[..., 32:] >> 4], axis=3)
-    hi = np.stack([(qh >> (2 * q)) & 3 for q in range(4)], axis=3)
-    lo, hi = lo.reshape(n, -1, 4, 16), hi.reshape(n, -1, 4, 16)  # (n, U, 16-element group, 16)
-    a = lo[:, :, 0] | (lo[:, :, 2] << 4)
-    bb = lo[:, :, 1] | (lo[:, :, 3] << 4)
-    h = hi[:, :, 0] | (hi[:, :, 1] << 2) | (hi[:, :, 2] << 4) | (hi[:, :, 3] << 6)
-    parts = [a.reshape(n, -1), bb.reshape(n, -1), h.reshape(n, -1), b[..., 192:208].reshape(n, -1),
-             b[..., 208:].reshape(n, -1)]
-    width = sum(p.shape[1] for p in parts)
-    return np.concatenate(parts + [np.zeros((n, -width % 16), np.uint8)], axis=1)
+    nb = b.shape[1]
+    # (16-byte quarter i of ql[64h:64h+64] / half i of qh[32h:32h+32], row, block, h, word)
+    ql = np.ascontiguousarray(b[..., :128]).view(np.uint64).reshape(n, nb, 2, 4, 2).transpose(3, 0, 1, 2, 4).copy()
+    qh = np.ascontiguousarray(b[..., 128:192]).view(np.uint64).reshape(n, nb, 2, 2, 2).transpose(3, 0, 1, 2, 4).copy()
+    m = [np.uint64(int(f"{v:02x}" * 8, 16)) for v in (0x0F, 0xF0, 0x03, 0x0C, 0x30, 0xC0)]
+    two, four = np.uint64(2), np.uint64(4)
+    f = np.empty((n, nb, 2, 3, 2, 2), np.uint64)  # (row, block, h, A/B/H, chunk 2h or 2h + 1, word)
+    for i, (lo, hi) in enumerate(((ql[0], ql[2]), (ql[1], ql[3]))):
+        f[:, :, :, i, 0] = (lo & m[0]) | ((hi << four) & m[1])
+        f[:, :, :, i, 1] = ((lo >> four) & m[0]) | (hi & m[1])
+    q0, q1 = qh
+    f[:, :, :, 2, 0] = (q0 & m[2]) | ((q1 & m[2]) << two) | ((q0 & m[3]) << two) | ((q1 & m[3]) << four)
+    f[:, :, :, 2, 1] = ((q0 >> four) & m[2]) | ((q1 >> two) & m[3]) | ((q0 >> two) & m[4]) | (q1 & m[5])
+    fields = np.ascontiguousarray(f.transpose(0, 3, 1, 2, 4, 5)).view(np.uint8).reshape(n, -1)
+    pad = np.zeros((n, -210 * nb % 16), np.uint8)
+    return np.concatenate([fields, b[..., 192:208].reshape(n, -1), b[..., 208:].reshape(n, -1), pad], axis=1)
 
 
 def matvec_src(w: VkWeight, suffix: str = "") -> str | None:
