@@ -92,10 +92,11 @@ class Bench:
         ops.matvec[kernel] = cfg
         x, y = ops.from_numpy(x_np), ops._new((T, N))
         subs = {"EXPR": _GLU["silu"]} if kernel.endswith("glu") else {}
-        mv = ops._mvq if kernel.startswith("mvq") else ops._matvec
+        q8 = kernel.startswith("mvq")
+        mv = ops._mvq if q8 else ops._matvec
 
         def call(i: int) -> None:
-            mv(kernel, x, ws[i % len(ws)], y, None, subs)
+            mv(kernel, x, ws[i % len(ws)], [y] if q8 else y, None, subs)
         row = {"shape": label, "type": t.name, "N": N, "K": K, "T": T, "uses": uses, "kernel": kernel,
                "cfg": list(cfg), "default": tuple(cfg) == tuple(MATVEC_CONFIG[kernel]),
                "q8_out": kernel == "mvq_glu" and cfg[1] * cfg[2] % 32 == 0 and N % 256 == 0}

@@ -34,7 +34,7 @@ KERNEL_CASES = [f"{op}_{t}" for op in ("matmul", "embed") for t in WEIGHT_TYPES]
                 "scale_softcap", "argmax", "split_slice", "kv_write",
                 "matvec_Q4_K", "matvec_Q6_K", "matvec_glu_Q4_K", "matvec_glu_Q6_K", "matvec_bias_Q6_K",
                 "mvq_Q4_K", "mvq_Q6_K", "mvq_glu_Q4_K", "mvq_glu_Q6_K", "mvq_bias_Q4_K", "rms_norm4", "q8_chain",
-                "attention_q8"]
+                "attention_q8", "q8_split"]
 # decode matvec shapes tried: (lanes per row, rows per lane, row slots per workgroup, subgroup shuffles)
 MATVEC_SHAPES = [(32, 2, 2, True), (32, 2, 2, False), (4, 3, 2, True), (16, 1, 4, False), (8, 4, 1, True)]
 # the same for the 8-bit-activation kernels (mvq_glu writes 8-bit outputs when R * S % 32 == 0)
@@ -386,6 +386,19 @@ def _norm4_case(vk, cpu, rng, name: str) -> float:
         n = vk.stats["dispatches"] - d0
         want = cpu.matmul(_q8(C(o).reshape(T, Hq * D)), cpu.upload(qt))
         return max(_err(C(o), ref), _err(got, want), float(n != 1))
+    if name == "q8_split":  # a fused Q/K/V product split in 3: the matvec writes the 3 outputs itself
+        K, T = 512, 3
+        qt = _qtensor(rng, "Q4_K", (31, K))
+        x = _rand(rng, T, K)
+        vx = V(x)
+        d0 = vk.stats["dispatches"]
+        parts = vk.split(vk.matmul(vx, vk.upload(qt)), (16, 5, 10))
+        got = [C(p) for p in parts]
+        n = vk.stats["dispatches"] - d0
+        y = cpu.matmul(_q8(x), cpu.upload(qt))
+        two = vk.split(vk.matmul(vx, vk.upload(qt)), (20, 11))
+        return max([_err(g, r) for g, r in zip(got, cpu.split(y, (16, 5, 10)))] + [float(n != 2)]
+                   + [_err(C(g), r) for g, r in zip(two, cpu.split(y, (20, 11)))])
     if name == "rms_norm4":
         for rows, D, has_w in ((3, 36, True), (7, 1100, False), (2, 4608, True), (1, 256, True)):
             x, r, w = _rand(rng, rows, D, scale=2.0), _rand(rng, rows, D), _rand(rng, D) if has_w else None
@@ -412,7 +425,7 @@ def _kernel_case(vk, cpu, name: str) -> float:
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     if name.startswith(("matvec_", "mvq_")):
         return _matvec_case(vk, cpu, rng, name)
-    if name in ("rms_norm4", "q8_chain", "attention_q8"):
+    if name in ("rms_norm4", "q8_chain", "attention_q8", "q8_split"):
         return _norm4_case(vk, cpu, rng, name)
     if name in ("matmul_bias", "matmul_experts_bias"):
         return _bias_case(vk, cpu, rng, name)

@@ -99,6 +99,7 @@ class VulkanOps(BaseOps):
     """The wgpu implementation of `zinc.backends.base.Ops`."""
 
     name = "vulkan"
+    fuse_qkv = True  # load_weights stacks Q, K, V of one type: one matvec, its outputs split in place (split)
 
     def __init__(self, allow_cpu_adapter: bool = False, gelu: str = "table", replay: bool = True,
                  matvec_q8: bool = True, matvec: dict[str, tuple[int, int, int]] | None = None,
@@ -117,6 +118,7 @@ class VulkanOps(BaseOps):
         self.matvec_q8 = matvec_q8
         self._dummy = self.dev.buffer(16)  # unused read-only bindings
         self._dummy_w = self.dev.buffer(16)  # unused writable bindings
+        self._dummy_ws = [self.dev.buffer(16), self.dev.buffer(16)]
         self.replay = replay
         self._replayer: Any = None
         self._recording: Any = None  # the Recording of the step being recorded, and its batch
@@ -187,7 +189,13 @@ class VulkanOps(BaseOps):
         return y
 
     def split(self, x: VkArray, sizes: Iterable[int]) -> list[VkArray]:
+        """Column blocks of x; up to three of a deferred 8-bit-activation matvec are its own outputs."""
         sizes = [int(s) for s in sizes]
+        lz = x.lazy if x.pending is not None else None
+        if lz and lz[0] == "matmul" and len(lz) == 3 and len(sizes) <= 3 and sum(sizes) == x.shape[-1]:
+            out = [self._new((*x.shape[:-1], s)) for s in sizes]
+            lz[1](out)
+            return out
         C = x.shape[-1]
         R = x.size // C
         out, c0 = [], 0
@@ -232,9 +240,12 @@ class VulkanOps(BaseOps):
 
         if self._mvq_ok(x, T, (w,)):
             def record(out: VkArray, bias: Any = None) -> VkArray:
-                self._mvq("mvq", x, (w,), out, bias, {})
+                self._mvq("mvq", x, (w,), [out], bias, {})
                 return out
-            return self._deferred((*x.shape[:-1], N), record, "matmul")
+
+            def record_split(outs: list[VkArray]) -> None:
+                self._mvq("mvq", x, (w,), outs, None, {})
+            return self._deferred((*x.shape[:-1], N), record, "matmul", record_split)
         if T == 1 and w.ggml_type in MATVEC and x.dtype == "f32":
             def record(out: VkArray, bias: Any = None) -> VkArray:
                 self._matvec("matvec", x, (w,), out, bias, {})
@@ -287,10 +298,11 @@ class VulkanOps(BaseOps):
                             "@builtin(subgroup_invocation_id) sg_lane: u32") if sg else "",
                 "THREAD": "sg_id * sg_size + sg_lane" if sg else "lid"}
 
-    def _mvq(self, kernel: str, x: VkArray, ws: tuple[VkWeight, ...], out: VkArray, bias: Any,
+    def _mvq(self, kernel: str, x: VkArray, ws: tuple[VkWeight, ...], outs: list[VkArray], bias: Any,
              subs: dict[str, str]) -> None:
-        """y = W @ x for T <= MVQ_ROWS tokens on 8-bit activations (mvq_glu: ws = (gate, up), and
-        out.q8 gets y's 8-bit activations when R * S % 32 == 0)."""
+        """y = W @ x for T <= MVQ_ROWS tokens on 8-bit activations into outs (mvq: up to 3 arrays that
+        split y's columns; mvq_glu: ws = (gate, up), and outs[0].q8 gets y's 8-bit activations when
+        R * S % 32 == 0)."""
         w = ws[0]
         N, K = w.shape
         T = x.size // K
@@ -298,15 +310,18 @@ class VulkanOps(BaseOps):
         xq = self._q8(x)
         subs = {**subs, **self._mv_subs(kernel), "NT": str(T), "K": str(K), "UNITS": str(K // 64),
                 "UNIT": mvq_src(w)}
+        out = outs[0]
         bufs = [xq, *(v.buf for v in ws), out._buf]
+        widths = [o.shape[-1] for o in outs] + [0, 0]
         if len(ws) > 1:
             qout = S * R % 32 == 0 and N % 256 == 0
             subs.update(UNIT2=mvq_src(ws[1], "2"), QOUT="true" if qout else "false")
             out.q8 = (N, self.dev.buffer(4 * T * _q8_row_words(N))) if qout else None
             bufs.append(out.q8[1] if qout else self._dummy_w)
         else:
-            bufs.append(bias.buf if bias is not None else self._dummy)
-        u = self.dev.uniform("III", N, w.row_words // 4, int(bias is not None))
+            bufs += [bias.buf if bias is not None else self._dummy, *(o._buf for o in outs[1:]),
+                     *self._dummy_ws[len(outs) - 1:]]
+        u = self.dev.uniform("IIIII", N, w.row_words // 4, int(bias is not None), widths[0], widths[0] + widths[1])
         self._run(kernel, u, bufs, grid(-(-N // (R * S))), subs)
 
     def _deferred(self, shape: tuple[int, ...], record: Any, kind: str, *info: Any) -> VkArray:
@@ -339,7 +354,7 @@ class VulkanOps(BaseOps):
         T = x.size // K
         y = self._new((*x.shape[:-1], N))
         if self._mvq_ok(x, T, (w_gate, w_up)):
-            self._mvq("mvq_glu", x, (w_gate, w_up), y, None, {"EXPR": _GLU[self._act(act)]})
+            self._mvq("mvq_glu", x, (w_gate, w_up), [y], None, {"EXPR": _GLU[self._act(act)]})
             return y
         if (T == 1 and w_gate.ggml_type in MATVEC and w_up.ggml_type == w_gate.ggml_type
                 and w_up.row_words == w_gate.row_words):

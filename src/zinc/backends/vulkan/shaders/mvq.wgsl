@@ -3,13 +3,16 @@
 // slot of R rows; a lane walks the row's units u = lane + i * L (mvq_<type>.wgsl; UNITS per row is a
 // compile-time constant, so the loop unrolls and all of a lane's weight loads are in flight at once),
 // each unit's activations loaded once for the R rows and its weights once for the NT activation rows;
-// one reduction over the L lanes at the end. has_bias = 1 adds BIAS (N).
-struct Params { N: u32, row_vec4: u32, has_bias: u32 }
+// one reduction over the L lanes at the end. has_bias = 1 adds BIAS (N). The output columns may be
+// split at n1 <= n2 into Y (NT, n1), Y2 (NT, n2 - n1), Y3 (NT, N - n2) (a fused Q/K/V projection).
+struct Params { N: u32, row_vec4: u32, has_bias: u32, n1: u32, n2: u32 }
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> XQ: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> W: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read_write> Y: array<f32>;
 @group(0) @binding(4) var<storage, read> BIAS: array<f32>;
+@group(0) @binding(5) var<storage, read_write> Y2: array<f32>;
+@group(0) @binding(6) var<storage, read_write> Y3: array<f32>;
 
 const L: u32 = {{L}}u;
 const R: u32 = {{R}}u;
@@ -24,6 +27,16 @@ const XROW: u32 = K / 16u + K / 32u;  // vec4 per activation row (lib/q8.wgsl)
 {{UNIT}}
 
 {{REDUCE}}
+
+fn store(k: u32, n: u32, v: f32) {
+    if (n < P.n1) {
+        Y[k * P.n1 + n] = v;
+    } else if (n < P.n2) {
+        Y2[k * (P.n2 - P.n1) + n - P.n1] = v;
+    } else {
+        Y3[k * (P.N - P.n2) + n - P.n2] = v;
+    }
+}
 
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -52,7 +65,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             if (n < P.N) {
                 for (var k = 0u; k < NT; k++) {
                     let v = acc[r * NT + k];
-                    Y[k * P.N + n] = select(v, v + BIAS[n], P.has_bias != 0u);
+                    store(k, n, select(v, v + BIAS[n], P.has_bias != 0u));
                 }
             }
         }
