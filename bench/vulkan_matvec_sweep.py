@@ -31,13 +31,14 @@ from zinc.gguf.quants import dequantize_rows
 from zinc.testing.compare import random_weight
 
 Q4, Q6 = GGMLType.Q4_K, GGMLType.Q6_K
-# (glu?, type, N, K, uses per Qwen3-8B Q4_K_M decode token: q, o | k, v | v | gate+up | down | down | output)
-SHAPES = [(False, Q4, 4096, 4096, 72), (False, Q4, 1024, 4096, 54), (False, Q6, 1024, 4096, 18),
-          (True, Q4, 12288, 4096, 36), (False, Q4, 4096, 12288, 18), (False, Q6, 4096, 12288, 18),
-          (False, Q6, 151936, 4096, 1)]
+# (glu?, type, N, K, uses per Qwen3-8B Q4_K_M decode token): Q/K/V stacked in the 18 layers where all
+# three are Q4_K (fuse_qkv), separate in the 18 whose V is Q6_K; o; gate+up; down (half Q6_K); output
+SHAPES = [(False, Q4, 6144, 4096, 18), (False, Q4, 4096, 4096, 54), (False, Q4, 1024, 4096, 18),
+          (False, Q6, 1024, 4096, 18), (True, Q4, 12288, 4096, 36), (False, Q4, 4096, 12288, 18),
+          (False, Q6, 4096, 12288, 18), (False, Q6, 151936, 4096, 1)]
 SMALL = [(False, Q4, 96, 512, 1), (False, Q6, 64, 768, 1), (True, Q4, 256, 512, 1), (False, Q6, 1000, 256, 1)]
 F32_CONFIGS = [(32, 1, 2), (32, 2, 2), (16, 1, 4)]
-MVQ_CONFIGS = [(L, R, S) for L in (16, 32) for R in (1, 2, 4) for S in (1, 2, 4, 8)]
+MVQ_CONFIGS = [(L, R, S) for L in (8, 16, 32) for R in (1, 2, 4) for S in (1, 2, 4, 8)]
 GLU_CONFIGS = [(32, 1, 4), (32, 2, 4), (32, 1, 8), (16, 2, 4), (32, 1, 32), (32, 2, 16), (32, 4, 8), (16, 2, 16),
                (16, 4, 8), (16, 1, 32), (8, 4, 8)]
 SMALL_CONFIGS = [(32, 1, 4), (32, 2, 16), (16, 2, 2)]

@@ -7,6 +7,14 @@ result (`to_numpy`). Weights are
 repacked at upload (`weights.py`); matmul, matmul over selected experts and embed splice the weight
 type's WGSL dequantizer into their kernel.
 
+Decode (up to MVQ_ROWS tokens): Q4_K / Q6_K products run on 8-bit activations (`shaders/lib/q8.wgsl`:
+int8 codes per 32 values, laid out so that a matvec's lanes read them coalesced) with integer dot
+products (`mvq.wgsl`, `mvq_glu.wgsl`). The activations are quantized by the kernel that produces them
+where it can (rms_norm / add_rms_norm, the gate/up GLU, attention: `VkArray.q8`), else once by
+`quant_q8` (shared by the q, k, v projections of one input). Stacked Q/K/V weights (`fuse_qkv`) are
+one matvec whose outputs are the split's column blocks. `matvec_q8=False` keeps f32 activations
+(`matvec.wgsl`, one token).
+
 Fusion without model changes: the fused ops of `base.py` have kernels (add + rms_norm, matmul + GLU,
 rope + KV write), and a few producers are deferred (`VkArray.pending`) so that their consumer can
 fold them in: a per-head rms_norm into the following rope (or rope + KV write), a matmul into the
