@@ -122,7 +122,8 @@ class Device:
         self.adapter = select_adapter(wgpu, allow_cpu_adapter)
         lim = self.adapter.limits
         wanted = {k: lim[k] for k in ("max-storage-buffer-binding-size", "max-buffer-size",
-                                      "max-storage-buffers-per-shader-stage", "max-compute-workgroup-storage-size")
+                                      "max-storage-buffers-per-shader-stage", "max-compute-workgroup-storage-size",
+                                      "max-compute-invocations-per-workgroup", "max-compute-workgroup-size-x")
                   if k in lim}
         feats = set(self.adapter.features)
         self.features = sorted(f for f in _OPTIONAL_FEATURES if f in feats)

@@ -590,7 +590,7 @@ class VulkanOps(BaseOps):
             o.q8 = (Hq * Dv, self.dev.buffer(4 * T * _q8_row_words(Hq * Dv)))
         bufs = [q.buf, k.buf, v.buf, q_pos.buf, kv_pos.buf, sinks.buf if sinks is not None else self._dummy, o.buf,
                 self._n_kv(int(n_kv), k.shape[0], q_pos), o.q8[1] if q8 else self._dummy_w]
-        self._run("attention", u, bufs, grid(T * Hq), {"Q8": "true" if q8 else "false"})
+        self._run("attention", u, bufs, grid(T * Hq), {"Q8": "true" if q8 else "false", "DH": str(Dh), "DV": str(Dv)})
         return o
 
     def _n_kv(self, n_kv: int, S: int, q_pos: VkArray) -> Any:

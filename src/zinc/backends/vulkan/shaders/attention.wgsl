@@ -1,5 +1,6 @@
 // Causal / sliding-window attention with GQA, optional softcap and sinks: one workgroup per
-// (query token, query head), keys in tiles of 64 with an online softmax; Dh, Dv <= 256.
+// (query token, query head), keys in tiles of 64 with an online softmax; Dh, Dv <= 256 (compile-time
+// DH, DV: the per-key loops unroll).
 struct Params { T: u32, Hq: u32, Hkv: u32, Dh: u32, Dv: u32, unused: u32, window: u32, has_sinks: u32,
                 scale: f32, softcap: f32 }
 @group(0) @binding(0) var<uniform> P: Params;
@@ -14,6 +15,8 @@ struct Params { T: u32, Hq: u32, Hkv: u32, Dh: u32, Dv: u32, unused: u32, window
 @group(0) @binding(9) var<storage, read_write> QO: array<u32>;  // Q8: O's rows (T, Hq Dv) as 8-bit activations
 
 const Q8: bool = {{Q8}};
+const DH: u32 = {{DH}}u;
+const DV: u32 = {{DV}}u;
 
 // #include "lib/q8.wgsl"
 
@@ -32,7 +35,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let t = gg / P.Hq;
     let hq = gg % P.Hq;
     let hk = hq / (P.Hq / P.Hkv);
-    for (var d = tid; d < P.Dh; d += 64u) { qs[d] = Q[gg * P.Dh + d]; }
+    for (var d = tid; d < DH; d += 64u) { qs[d] = Q[gg * DH + d]; }
     let qp = QPOS[t];
     var m = NEG;
     var l = 0.0;
@@ -47,8 +50,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let dist = qp - kp;
             if (kp >= 0 && dist >= 0 && (P.window == 0u || u32(dist) < P.window)) {
                 var dot = 0.0;
-                let kb = (j * P.Hkv + hk) * P.Dh;
-                for (var d = 0u; d < P.Dh; d++) { dot += qs[d] * K[kb + d]; }
+                let kb = (j * P.Hkv + hk) * DH;
+                for (var d = 0u; d < DH; d++) { dot += qs[d] * K[kb + d]; }
                 if (P.softcap > 0.0) { dot = P.softcap * tanh(dot / P.softcap); }
                 s = dot * P.scale;
             }
@@ -66,10 +69,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             if (si > 0.5 * NEG) {
                 let p = exp(si - mt);
                 l += p;
-                let vb = ((j0 + i) * P.Hkv + hk) * P.Dv;
+                let vb = ((j0 + i) * P.Hkv + hk) * DV;
                 for (var r = 0u; r < 4u; r++) {
                     let d = tid + 64u * r;
-                    if (d < P.Dv) { acc[r] += p * V[vb + d]; }
+                    if (d < DV) { acc[r] += p * V[vb + d]; }
                 }
             }
         }
@@ -80,21 +83,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let inv = select(0.0, 1.0 / l, l > 0.0);
     for (var r = 0u; r < 4u; r++) {
         let d = tid + 64u * r;
-        if (d < P.Dv) {
-            O[gg * P.Dv + d] = acc[r] * inv;
+        if (d < DV) {
+            O[gg * DV + d] = acc[r] * inv;
             if (Q8) { ov[d] = acc[r] * inv; }
         }
     }
     if (Q8) {  // Dv % 32 == 0: the head's blocks of 32 in the token's row of Hq Dv values
         workgroupBarrier();
-        if (tid < P.Dv / 32u) {
+        if (tid < DV / 32u) {
             var v: array<vec4<f32>, 8>;
             for (var i = 0u; i < 8u; i++) {
                 let o = 32u * tid + 4u * i;
                 v[i] = vec4<f32>(ov[o], ov[o + 1u], ov[o + 2u], ov[o + 3u]);
             }
-            let K = P.Hq * P.Dv;
-            q8_store_block(t * q8_row_words(K), K, (hq * P.Dv) / 32u + tid, v);
+            let width = P.Hq * DV;
+            q8_store_block(t * q8_row_words(width), width, (hq * DV) / 32u + tid, v);
         }
     }
 }
