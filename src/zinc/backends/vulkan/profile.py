@@ -101,10 +101,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="write the result here")
     ap.add_argument("--allow-cpu", action="store_true", help="take a CPU adapter (lavapipe) too")
     ap.add_argument("--no-replay", action="store_true", help="run the model code every decode step")
+    ap.add_argument("--f32-matvec", action="store_true", help="decode matvecs on f32 activations (matvec_q8=False)")
     ap.add_argument("--submit-every", type=int, default=None,
                     help="submit every this many dispatches (0: once per step; default: the backend's)")
     a = ap.parse_args(argv)
     opts = {} if a.submit_every is None else {"submit_every": a.submit_every}
+    if a.f32_matvec:
+        opts["matvec_q8"] = False
     res = profile(a.model, a.n, a.profile_steps, replay=not a.no_replay, allow_cpu_adapter=a.allow_cpu, **opts)
     m = res["median"]
     print(f"adapter {res['adapter']}  subgroups {res['subgroups']}  features {res['features']}")
