@@ -159,6 +159,7 @@ class VulkanOps(BaseOps):
         self.dev.flush()  # commands recorded so far read the old contents
         self.dev.device.queue.write_buffer(dst.buf, 0, a)
         dst.host = a.copy() if a.size <= 65536 else None
+        dst.q8 = None
         return dst
 
     def to_numpy(self, x: VkArray) -> np.ndarray:
