@@ -164,22 +164,40 @@ def _q8(x: np.ndarray) -> np.ndarray:
     return (np.round(b * inv) * (amax / np.float32(127.0))).astype(np.float32).reshape(x.shape)
 
 
-def per_token(rows: list[dict]) -> dict[str, float]:
-    """Matvec GPU ms of one decode token: defaults (f32 / q8) and the best q8 config per kernel
-    (mvq_glu configs without 8-bit output pay for a quant_q8 of its output)."""
+def per_token(rows: list[dict]) -> dict[str, Any]:
+    """Matvec GPU ms of one decode token: defaults (f32 / q8), the best q8 config per shape, and the best
+    single config per q8 kernel (the default to pick); mvq_glu configs without 8-bit output pay for a
+    quant_q8 of their output."""
     quant = {r["K"]: r["us"] for r in rows if r["kernel"] == "quant_q8"}
     one = [r for r in rows if r.get("T") == 1 and "us" in r and r["ok"] and "uses" in r]
     shapes = {(r["shape"], r["uses"]) for r in one}
-    out = {}
-    for name, pick in (("f32 default", lambda r: r["kernel"].startswith("matvec") and r["default"]),
-                       ("q8 default", lambda r: r["kernel"].startswith("mvq") and r["default"]),
-                       ("q8 best per shape", lambda r: r["kernel"].startswith("mvq"))):
-        total = 0.0
+
+    def cost(r: dict) -> float:
+        return r["us"] + (quant.get(r["N"], 0.0) if r["kernel"] == "mvq_glu" and not r["q8_out"] else 0.0)
+
+    def total(pick: Any) -> float:
+        out = 0.0
         for label, uses in shapes:
-            c = [r["us"] + (quant.get(r["N"], 0.0) if r["kernel"] == "mvq_glu" and not r["q8_out"] else 0.0)
-                 for r in one if r["shape"] == label and pick(r)]
-            total += uses * min(c) if c else float("nan")
-        out[name] = total / 1e3
+            c = [cost(r) for r in one if r["shape"] == label and pick(r)]
+            out += uses * min(c) if c else float("nan")
+        return out / 1e3
+    out: dict[str, Any] = {
+        "f32 default": total(lambda r: r["kernel"].startswith("matvec") and r["default"]),
+        "q8 default": total(lambda r: r["kernel"].startswith("mvq") and r["default"]),
+        "q8 best per shape": total(lambda r: r["kernel"].startswith("mvq"))}
+    best = {}
+    for kernel in ("mvq", "mvq_glu"):
+        cfgs = {tuple(r["cfg"]) for r in one if r["kernel"] == kernel}
+        ks = {(r["shape"], r["uses"]) for r in one if r["kernel"] == kernel}
+        scored = []
+        for cfg in cfgs:
+            c = {r["shape"]: cost(r) for r in one if r["kernel"] == kernel and tuple(r["cfg"]) == cfg}
+            if len(c) == len(ks):
+                scored.append((sum(uses * c[label] for label, uses in ks), cfg))
+        if scored:
+            best[kernel] = min(scored)[1]
+    out["q8 best single config"] = total(lambda r: r["kernel"].startswith("mvq") and tuple(r["cfg"]) == best.get(r["kernel"]))
+    out["best configs"] = {k: list(v) for k, v in best.items()}
     return out
 
 
@@ -209,7 +227,9 @@ def main(argv: list[str] | None = None) -> int:
                       and "uses" not in r), flush=True)
     tok = per_token(b.rows)
     bad = [r for r in b.rows if not r["ok"]]
-    print("matvec GPU ms per Qwen3-8B decode token: " + ", ".join(f"{k} {v:.3f}" for k, v in tok.items()))
+    print("matvec GPU ms per Qwen3-8B decode token: "
+          + ", ".join(f"{k} {v:.3f}" for k, v in tok.items() if k != "best configs")
+          + f"; best single configs {tok['best configs']} (defaults {MATVEC_CONFIG})")
     print(f"{len(b.rows)} rows, {len(bad)} failed their check or did not run; {time.perf_counter() - t0:.0f} s")
     path = a.json or (os.path.join(os.environ["OUT"], "vulkan_matvec_sweep.json") if os.environ.get("OUT") else None)
     if path:
