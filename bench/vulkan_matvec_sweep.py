@@ -216,26 +216,29 @@ def main(argv: list[str] | None = None) -> int:
     if "timestamp-query-inside-passes" not in dev.features:
         raise SystemExit("this adapter cannot write timestamps inside compute passes")
     b = Bench(ops, a.reps or (3 if a.small else 20), (1 << 20) if a.small else (192 << 20))
-    for glu, t, N, K, uses in (SMALL if a.small else SHAPES):
-        configs = SMALL_CONFIGS if a.small else (GLU_CONFIGS if glu else MVQ_CONFIGS)
-        b.shape(glu, t, N, K, uses, configs, F32_CONFIGS[:1] if a.small else F32_CONFIGS)
+    path = a.json or (os.path.join(os.environ["OUT"], "vulkan_matvec_sweep.json") if os.environ.get("OUT") else None)
+
+    def save() -> None:  # after every shape: a run cut short still leaves its rows
+        if path:
+            with open(path, "w") as f:
+                json.dump({"adapter": dev.info.get("device"), "subgroups": dev.subgroups, "features": dev.features,
+                           "defaults": MATVEC_CONFIG, "per_token_ms": per_token(b.rows), "rows": b.rows}, f, indent=1)
     D = 512 if a.small else 4096
     for what in ("rms_norm", "rms_norm4", "rms_norm4_q8", "add_rms_norm4_q8", "quant_q8"):
         b.aux(what, D, 1)
-    print("row norms and quantization (1 row of %d): " % D
-          + ", ".join(f"{r['kernel']} {r['us']:.1f} us" for r in b.rows if r["K"] == D and r["T"] == 1
-                      and "uses" not in r), flush=True)
+    print(f"row norms and quantization (1 row of {D}): " + ", ".join(f"{r['kernel']} {r['us']:.1f} us" for r in b.rows),
+          flush=True)
+    for glu, t, N, K, uses in (SMALL if a.small else SHAPES):
+        configs = SMALL_CONFIGS if a.small else (GLU_CONFIGS if glu else MVQ_CONFIGS)
+        b.shape(glu, t, N, K, uses, configs, F32_CONFIGS[:1] if a.small else F32_CONFIGS)
+        save()
     tok = per_token(b.rows)
     bad = [r for r in b.rows if not r["ok"]]
     print("matvec GPU ms per Qwen3-8B decode token: "
           + ", ".join(f"{k} {v:.3f}" for k, v in tok.items() if k != "best configs")
           + f"; best single configs {tok['best configs']} (defaults {MATVEC_CONFIG})")
     print(f"{len(b.rows)} rows, {len(bad)} failed their check or did not run; {time.perf_counter() - t0:.0f} s")
-    path = a.json or (os.path.join(os.environ["OUT"], "vulkan_matvec_sweep.json") if os.environ.get("OUT") else None)
     if path:
-        with open(path, "w") as f:
-            json.dump({"adapter": dev.info.get("device"), "subgroups": dev.subgroups, "features": dev.features,
-                       "defaults": MATVEC_CONFIG, "per_token_ms": tok, "rows": b.rows}, f, indent=1)
         print(f"wrote {path}")
     return 1 if bad else 0
 
