@@ -1,4 +1,4 @@
-"""Decode matvec on 8-bit activations with 4-way integer dot products (Q4_K, Q6_K, Q8_0).
+"""Decode matvec on 8-bit activations with 4-way integer dot products (Q4_K, Q6_K, Q8_0, MXFP4).
 
 The activations x (T, K) are first quantized in blocks of 32 (`quantize_x`): int8 values packed
 four to an int32 word (T, K/4), the block scale d = max|x| / 127 (T, K/32) and, per 16 values, the
@@ -13,7 +13,13 @@ in CI) `_dot4` computes the same integer sum with shifts and multiplies.
 
 Weight layouts are the per-field arrays of `zinc.backends.cuda.weights`, read as int32 words:
 Q4_K qs (N, K/8) words whose low nibbles are values 64g + i and high nibbles 64g + 32 + i of a
-64-value group g; Q6_K ql (N, K/8) and qh (N, K/16) words; Q8_0 qs (N, K/4) words.
+64-value group g; Q6_K ql (N, K/8) and qh (N, K/16) words; Q8_0 qs (N, K/4) words; MXFP4 qs
+(N, K/8) words whose low nibbles are values 32b + i and high nibbles 32b + 16 + i of block b (an
+E2M1 code: doubled it is an integer in [-12, 12], turned into bytes by `_e2m1_dot`).
+
+`matvec_experts` is the same product over the experts a MoE router selected: for an expert stack
+(E, N, K) (uploaded as E*N rows) out[t, j] = W[ids[t, j]] . x[t] (or x[t, j]), the ids read on the
+device (no host sync: a CUDA graph can hold the launch); with `glu` one kernel does gate and up.
 """
 
 from __future__ import annotations
@@ -210,12 +216,43 @@ def _part_q80(qw, dd, xq, xd, r, c, K, ASM: tl.constexpr, NG: tl.constexpr, EVEN
 
 
 @triton.jit
+def _e2m1_dot(v, x, ASM: tl.constexpr):
+    """v: four E2M1 codes (one per byte, 0..15); their doubled values (0 1 2 3 4 6 8 12, bit 3 the
+    sign) dotted with the four signed bytes of x."""
+    m = v & 0x07070707
+    hi = (m >> 2) & 0x01010101  # m >= 4: 4 5 6 7 -> 4 6 8 12 is m + (m & 3) (+ 2 more for 7)
+    r = m + (m & 0x03030303 & (hi * 3)) + ((m & (m >> 1) & hi) << 1)
+    neg = ((v >> 3) & 0x01010101) * 15
+    return _dot4(r, x, False, ASM) - 2 * _dot4(r & neg, x, False, ASM)
+
+
+@triton.jit
+def _part_mxfp4(qw, e8, xq, xd, r, c, K, ASM: tl.constexpr, NG: tl.constexpr, EVEN: tl.constexpr):
+    """MXFP4 blocks [c, c + NG) of 32 values -> (BN, NG): the integer dot times 2^(e - 128) (the
+    E8M0 scale halved, as the values are doubled) times the activation block's d."""
+    g = c + tl.arange(0, NG)
+    w = tl.arange(0, 4)
+    ok = _ok(g, K // 32, EVEN)
+    W = tl.load(qw + r[:, None, None] * (K // 8) + g[None, :, None] * 4 + w[None, None, :],
+                mask=ok[None, :, None], other=0)
+    xo = g[:, None] * 8 + w[None, :]
+    XL = tl.load(xq + xo, mask=ok[:, None], other=0)
+    XH = tl.load(xq + xo + 4, mask=ok[:, None], other=0)
+    dot = tl.sum(_e2m1_dot(W & M4, XL[None, :, :], ASM) + _e2m1_dot((W >> 4) & M4, XH[None, :, :], ASM), axis=2)
+    e = tl.load(e8 + r[:, None] * (K // 32) + g[None, :], mask=ok[None, :], other=0).to(tl.int32)
+    scale = tl.where(e < 2, 0x00200000 << e, (e - 1) << 23).to(tl.float32, bitcast=True)
+    return scale * tl.load(xd + g * 2, mask=ok, other=0.0)[None, :] * dot.to(tl.float32)
+
+
+@triton.jit
 def _part(a, b, c, d, xqt, xdt, xst, r, u, K, QT: tl.constexpr, ASM: tl.constexpr, NG: tl.constexpr,
           EVEN: tl.constexpr):
     if QT == 12:
         return _part_q4k(a, b, c, xqt, xdt, r, u, K, ASM, NG, EVEN)
     elif QT == 14:
         return _part_q6k(a, b, c, d, xqt, xdt, xst, r, u, K, ASM, NG, EVEN)
+    elif QT == 39:
+        return _part_mxfp4(a, b, xqt, xdt, r, u, K, ASM, NG, EVEN)
     else:
         return _part_q80(a, b, xqt, xdt, r, u, K, ASM, NG, EVEN)
 
@@ -233,7 +270,7 @@ def mmvq_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, QT: tl.co
     xqt, xdt, xst = xq + t * (K // 4), xd + t * (K // 16), xs + t * (K // 16)
     acc = tl.zeros([BN, NG], dtype=tl.float32)
     acc2 = tl.zeros([BN, NG], dtype=tl.float32)
-    if QT == 8:
+    if QT == 8 or QT == 39:
         units = K // 32
     else:
         units = K // 64
@@ -250,9 +287,9 @@ def mmvq_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, QT: tl.co
         tl.atomic_add(out + t * so + rn, y, mask=rn < N)
 
 
-TYPES = (8, 12, 14)  # Q8_0, Q4_K, Q6_K
+TYPES = (8, 12, 14, 39)  # Q8_0, Q4_K, Q6_K, MXFP4
 # ggml type -> (BN, NG, num_warps, KS)
-CONFIG = {12: (1, 16, 1, 1), 14: (1, 16, 1, 1), 8: (1, 32, 2, 1)}
+CONFIG = {12: (1, 16, 1, 1), 14: (1, 16, 1, 1), 8: (1, 32, 2, 1), 39: (1, 32, 1, 1)}
 
 
 def words(parts, qtype: int) -> tuple[torch.Tensor, ...]:
@@ -261,7 +298,7 @@ def words(parts, qtype: int) -> tuple[torch.Tensor, ...]:
         return parts[0].view(torch.int32), parts[4], parts[3], parts[3]
     if qtype == 14:  # ql, qh, sc, d
         return parts[0].view(torch.int32), parts[1].view(torch.int32), parts[2], parts[3]
-    return parts[0].view(torch.int32), parts[1], parts[1], parts[1]  # qs, d
+    return parts[0].view(torch.int32), parts[1], parts[1], parts[1]  # Q8_0 qs, d; MXFP4 qs, e
 
 
 def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple | None = None,
@@ -276,8 +313,89 @@ def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple
         ks = 1
     if ks > 1:
         out.zero_()
-    unit = 32 if qtype == 8 else 64
+    unit = 32 if qtype in (8, 39) else 64
     mmvq_kernel[(triton.cdiv(n, bn), xq.shape[0] * ks)](
         xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, n, k, out.stride(0), QT=qtype, BN=bn, NG=ng, KS=ks,
         ASM=xq.is_cuda, EVEN=k % (unit * ng * ks) == 0, ACT=glu[1] if glu else -1, num_warps=nw,
+        num_stages=st[0] if st else 3)
+
+
+@triton.jit
+def mmvq_experts_kernel(xq, xd, xs, ids, out, a, b, c, d, a2, b2, c2, d2, bias, bias2, N, K, XDIV, ES, UO,
+                        QT: tl.constexpr, BN: tl.constexpr, NG: tl.constexpr, ASM: tl.constexpr,
+                        EVEN: tl.constexpr, ACT: tl.constexpr, HAS_BIAS: tl.constexpr):
+    """grid (cdiv(N, BN), P), P = T * NSEL (token, slot) pairs: pair p reads x row p // XDIV (XDIV =
+    NSEL: one x per token, 1: one per pair) and expert e = ids[p], rows e * ES + [0, N) of the stack;
+    out[p, rows] = W_e[rows] . x (+ bias[e * ES + rows]). ACT >= 0: out = act(W_e . x + bias) *
+    (W2_e . x + bias2), W2's rows (and bias2's) of expert e at e * ES + UO."""
+    p = tl.program_id(1)
+    e = tl.load(ids + p).to(tl.int64)
+    rn = tl.program_id(0) * BN + tl.arange(0, BN)
+    rc = tl.where(rn < N, rn, 0)
+    r = e * ES + rc
+    xr = p // XDIV
+    xqt, xdt, xst = xq + xr * (K // 4), xd + xr * (K // 16), xs + xr * (K // 16)
+    acc = tl.zeros([BN, NG], dtype=tl.float32)
+    acc2 = tl.zeros([BN, NG], dtype=tl.float32)
+    if QT == 8 or QT == 39:
+        units = K // 32
+    else:
+        units = K // 64
+    for u in range(0, units, NG):
+        acc += _part(a, b, c, d, xqt, xdt, xst, r, u, K, QT, ASM, NG, EVEN)
+        if ACT >= 0:
+            acc2 += _part(a2, b2, c2, d2, xqt, xdt, xst, r + UO, u, K, QT, ASM, NG, EVEN)
+    y = tl.sum(acc, axis=1)
+    if HAS_BIAS:
+        y += tl.load(bias + r)
+    if ACT >= 0:
+        y2 = tl.sum(acc2, axis=1)
+        if HAS_BIAS:
+            y2 += tl.load(bias2 + r + UO)
+        y = glu_act(y, y2, ACT)
+    tl.store(out + p * N + rn, y, mask=rn < N)
+
+
+# (ggml type, K, glu) -> (BN, NG, num_warps) of `mmvq_experts_kernel`, measured (bench/cuda_moe_sweep.py)
+EXPERT_CONFIG: dict[tuple[int, int, bool], tuple[int, int, int]] = {}
+
+
+def expert_config(qtype: int, k: int, glu: bool = False) -> tuple[int, int, int]:
+    """(BN, NG, num_warps) for a row length k: EXPERT_CONFIG's, else NG blocks per step as the dense
+    CONFIG (fewer when the row is shorter) and more rows per program as NG shrinks."""
+    if (qtype, k, glu) in EXPERT_CONFIG:
+        return EXPERT_CONFIG[qtype, k, glu]
+    units = k // (32 if qtype in (8, 39) else 64)
+    ng = min(CONFIG[qtype][1], triton.next_power_of_2(units))
+    return max(1, 16 // ng), ng, 1
+
+
+def matvec_experts(xqt, parts, qtype: int, n: int, k: int, ids: torch.Tensor, out: torch.Tensor,
+                   glu: tuple | None = None, bias: tuple | None = None, expert_rows: int = 0,
+                   cfg: tuple | None = None) -> None:
+    """The selected experts of a stack of n-row experts times 8-bit activations -> out (T, NSEL, n) f32.
+
+    xqt: `quantize_x` of x (T, K) (every slot of a token reads its row) or of x (T * NSEL, K) (one row
+    per (token, slot), e.g. the down projection's input (T, NSEL, K) reshaped); ids (T, NSEL) int32
+    contiguous, on the device. parts: the stack (E, expert_rows, K) uploaded as E * expert_rows rows;
+    expert e's n rows start at e * expert_rows (expert_rows 0: n).
+    glu = (up parts, activation code of `elementwise.GLU_ACTS`[, up row offset]): out = act(x . W_e) *
+    (x . U_e), U_e's rows at e * expert_rows + offset of the up stack (a fused gate_up stack: pass the same
+    parts, expert_rows 2n, offset n). bias: (E * expert_rows,) f32 arrays added before the activation,
+    one (plain) or (gate bias, up bias) (with glu; the up bias indexed like U's rows).
+    """
+    xq, xd, xs = xqt
+    t, nsel = ids.shape
+    assert xq.shape[0] in (t, t * nsel), (xq.shape, ids.shape)
+    bn, ng, nw, *st = cfg or expert_config(qtype, k, glu is not None)
+    es = expert_rows or n
+    a, b, c, d = words(parts, qtype)
+    a2, b2, c2, d2 = words(glu[0], qtype) if glu else (a, b, c, d)
+    uo = glu[2] if glu and len(glu) > 2 else 0
+    b1, b2_ = (bias[0], bias[-1]) if bias else (out, out)
+    xdiv = 1 if xq.shape[0] == t * nsel else nsel
+    unit = 32 if qtype in (8, 39) else 64
+    mmvq_experts_kernel[(triton.cdiv(n, bn), t * nsel)](
+        xq, xd, xs, ids, out, a, b, c, d, a2, b2, c2, d2, b1, b2_, n, k, xdiv, es, uo, QT=qtype, BN=bn, NG=ng,
+        ASM=xq.is_cuda, EVEN=k % (unit * ng) == 0, ACT=glu[1] if glu else -1, HAS_BIAS=bool(bias), num_warps=nw,
         num_stages=st[0] if st else 3)
