@@ -19,7 +19,7 @@ pytest.importorskip("triton")
 
 from zinc.backends.base import QTensor  # noqa: E402
 from zinc.backends.cpu import CpuOps  # noqa: E402
-from zinc.backends.cuda.ops import CudaOps  # noqa: E402
+from zinc.backends.cuda.ops import MMVQ_EXPERTS, CudaOps  # noqa: E402
 from zinc.gguf.constants import GGMLType  # noqa: E402
 from zinc.testing.compare import random_weight as weight  # noqa: E402
 from zinc.testing.compare import rel_err as rel  # noqa: E402
@@ -109,7 +109,8 @@ def test_matmul_experts(ops, ref, t, n_tok, x3):
     x = rand(rng, n_tok, nsel, k) if x3 else rand(rng, n_tok, k)
     got = ops.to_numpy(ops.matmul_experts(ops.from_numpy(x), ops.upload(qt), ops.from_numpy(ids)))
     want = ref.matmul_experts(x, ref.upload(qt), ids)
-    tol = 1e-5 if n_tok <= 4 or t == T.F32 else 2e-3  # many tokens: f16 GEMM
+    # a few tokens: the 8-bit-activation matvec (mmvq types) or f32 math; many tokens: f16 GEMM
+    tol = 2e-2 if n_tok <= 4 and t in MMVQ_EXPERTS else 1e-5 if n_tok <= 4 or t == T.F32 else 2e-3
     assert got.shape == want.shape and rel(got, want) < tol
 
 

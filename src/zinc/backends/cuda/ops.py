@@ -44,6 +44,7 @@ from zinc.gguf.constants import GGMLType
 _DTYPES = {"f32": torch.float32, "f16": torch.float16, "i32": torch.int32}
 MATVEC_MAX_ROWS = 4  # up to this many rows a matmul is a fused dequant-matvec, past it dequant + GEMM
 TUNED_MATVEC = frozenset({GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0})  # kernels/mmvq.py; others: generic
+MMVQ_EXPERTS = TUNED_MATVEC | {GGMLType.MXFP4}  # expert types of mmvq.matvec_experts; others: generic
 DECODE_ATTN_MAX_ROWS = 16
 # decode attention: (caches of fewer cells than this, splits of the cells, cells per step of a split)
 ATTN_SPLITS = [(2048, 16, 64), (8192, 32, 64), (32768, 64, 64), (1 << 62, 128, 64)]
@@ -168,7 +169,11 @@ class CudaOps(BaseOps):
             return self._experts_grouped(x, w, ids)
         if w.quantized:
             out = torch.empty((T, nsel, n), dtype=torch.float32, device=self.device)
-            kgm.matvec_experts(x, w.parts, int(w.ggml_type), n, w.k, ids, out)
+            if w.ggml_type in MMVQ_EXPERTS and not self.exact:  # x (T, K) or (T * k, K) on 8 bits
+                mmvq.matvec_experts(self._quantized(x, x.reshape(-1, w.k)), w.parts, int(w.ggml_type), n, w.k,
+                                    ids, out)
+            else:
+                kgm.matvec_experts(x, w.parts, int(w.ggml_type), n, w.k, ids, out)
             return out
         sel = w.dense.view(E, n, w.k)[ids.long()].float()  # (T, k, N, K): the selected slabs only
         xs = x[:, None, :, None] if x.dim() == 2 else x[..., None]
