@@ -115,3 +115,26 @@ def test_matvec_glu(t, act):
     cpu = CpuOps()
     want = cpu.glu(xdq @ wg.dequantize().T, xdq @ wu.dequantize().T, act)
     assert rel(out.cpu().numpy(), want) < (1e-3 if act == "gelu" else 1e-5)  # NumPy: llama.cpp's f16 GELU table
+
+
+@pytest.mark.parametrize("T,hq,hkv,dv,softcap", [(1, 4, 2, 64, 0.0), (3, 6, 3, 32, 20.0), (4, 2, 1, 128, 0.0)])
+def test_attention_output_quantized_in_combine(T, hq, hkv, dv, softcap):
+    """Decode attention writes its output's 8-bit form (the combine kernel) exactly as quantize_x
+    would, and the output projection finds it through the reshaped view."""
+    from zinc.backends.cuda.ops import CudaOps
+
+    ops = CudaOps(device=DEVICE.type, graphs=False)
+    rng = np.random.default_rng(T + dv)
+    S, n = 37, 29
+    k, v = (rng.standard_normal((S, hkv, dv)).astype(np.float16) for _ in range(2))
+    kv_pos = np.where(np.arange(S) < n, np.arange(S), -1).astype(np.int32)
+    q = rng.standard_normal((T, hq, dv)).astype(np.float32)
+    q_pos = np.arange(n - T, n, dtype=np.int32)
+    out = ops.attention(*(ops.from_numpy(a) for a in (q, k, v, q_pos, kv_pos)), n, 0.2, softcap=softcap)
+    assert ops._qx is not None and ops._qx[0] is out
+    a = out.reshape(T, hq * dv)
+    want = mmvq.quantize_x(a.contiguous().clone())
+    got = ops._quantized(a, a)
+    assert (got[0] == want[0]).all()
+    assert torch.allclose(got[1], want[1], rtol=1e-6, atol=0) and torch.allclose(got[2], want[2], rtol=1e-6, atol=0)
+    assert ops._qx[0] is out  # found, not recomputed

@@ -47,7 +47,7 @@ TUNED_MATVEC = frozenset({GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0})  # kerne
 MMVQ_EXPERTS = TUNED_MATVEC | {GGMLType.MXFP4}  # expert types of mmvq.matvec_experts; others: generic
 DECODE_ATTN_MAX_ROWS = 16
 # decode attention: (caches of fewer cells than this, splits of the cells, cells per step of a split)
-ATTN_SPLITS = [(2048, 16, 64), (8192, 32, 64), (32768, 64, 64), (1 << 62, 128, 64)]
+ATTN_SPLITS = [(2048, 8, 64), (8192, 16, 128), (1 << 62, 32, 64)]  # H200 sweep (bench/cuda_attn_sweep.py)
 
 
 def attention_split(cells: int) -> tuple[int, int]:
@@ -146,10 +146,20 @@ class CudaOps(BaseOps):
 
     def _quantized(self, x: torch.Tensor, x2: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """x2 (the (T, K) f32 view of x) quantized for `mmvq`; the q, k, v (or gate, up) projections
-        of one input share one quantization (x is the same object: no op writes its input in place)."""
-        if self._qx is None or self._qx[0] is not x or self._qx[1].shape[-1] * 4 != x2.shape[-1]:
+        of one input share one quantization (no op writes its input in place), and the ops that
+        quantize their own output (norms, decode attention) leave it here."""
+        if not self._quantizes(x, x2):
             self._qx = (x, *mmvq.quantize_x(x2))
         return self._qx[1:]
+
+    def _quantizes(self, x: torch.Tensor, x2: torch.Tensor) -> bool:
+        """Whether `_qx` holds x2's quantization: the same tensor, or a contiguous view of the same
+        memory (the attention output reshaped); `_qx` keeps its tensor alive, so its memory is not reused."""
+        if self._qx is None or self._qx[1].shape != (x2.shape[0], x2.shape[1] // 4):
+            return False
+        y = self._qx[0]
+        return y is x or (x.is_contiguous() and y.is_contiguous() and y.data_ptr() == x.data_ptr()
+                          and y.numel() == x.numel())
 
     def dequantize(self, w: CudaWeight, dtype: torch.dtype = torch.float16) -> torch.Tensor:
         """The whole weight as a (rows, K) tensor of `dtype` (a fresh buffer)."""
@@ -194,14 +204,14 @@ class CudaOps(BaseOps):
                 continue
             sel = order[start:start + cnt]
             start += cnt
+            dt = torch.float32 if self.exact else torch.float16
             if w.quantized:
-                we = torch.empty((n, w.k), dtype=torch.float16, device=self.device)
+                we = torch.empty((n, w.k), dtype=dt, device=self.device)
                 rows = torch.arange(e * n, (e + 1) * n, device=self.device)
                 kq.dequant(w.parts, int(w.ggml_type), n, w.k, we, rows=rows)
-                out[sel] = (xs[sel].half() @ we.t()).float()
             else:
-                we = w.dense.view(E, n, w.k)[e]
-                out[sel] = (xs[sel].to(we.dtype) @ we.t()).float()
+                we = w.dense.view(E, n, w.k)[e].to(dt if self.exact else w.dense.dtype)
+            out[sel] = (xs[sel].to(we.dtype) @ we.t()).float()
         return out.reshape(T, nsel, n)
 
     # -- elementwise, norms ----------------------------------------------------------------------------
@@ -319,8 +329,14 @@ class CudaOps(BaseOps):
                        torch.empty((T * Hq * nsplit,), dtype=torch.float32, device=self.device),
                        torch.empty((T * Hq * nsplit, v.shape[2]), dtype=torch.float32, device=self.device))
             n = k.shape[0] if self.capturing else int(n_kv)
+            dv = v.shape[2]
+            q8 = None  # the output's 8-bit form for the output projection (see _quantized)
+            if not self.exact and T <= MATVEC_MAX_ROWS and dv >= 32 and dv & (dv - 1) == 0:
+                q8 = mmvq.q8_buffers(T, Hq * dv, self.device)
             kattn.decode_attention(q.contiguous(), k, v, q_pos, kv_pos, n, float(kq_scale), int(window),
-                                   float(softcap), sinks, scratch, out, nsplit=nsplit, bs=bs)
+                                   float(softcap), sinks, scratch, out, nsplit=nsplit, bs=bs, q8=q8)
+            if q8 is not None:
+                self._qx = (out, *q8)
             return out
         out = torch.empty((T, Hq, v.shape[2]), dtype=torch.float32, device=self.device)
         kflash.prefill_attention(q.contiguous(), k, v, q_pos, kv_pos, float(kq_scale), int(window), float(softcap),

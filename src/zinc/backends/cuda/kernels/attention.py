@@ -19,6 +19,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from zinc.backends.cuda.kernels.mmvq import q8_store
+
 NEG = tl.constexpr(-1.0e30)
 SMEM_BUDGET = 160 * 1024  # bytes of K+V tiles in shared memory per program (stages - 1 buffers)
 
@@ -99,9 +101,12 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
 
 
 @triton.jit
-def attn_combine_kernel(m_in, l_in, o_in, sinks, out, HQ, NSPLIT: tl.constexpr, NSP: tl.constexpr,
-                        DV: tl.constexpr, DVP: tl.constexpr, HAS_SINK: tl.constexpr, CH: tl.constexpr):
-    """One output row: the max over the NSP (>= NSPLIT) splits' maxima, then their outputs CH at a time."""
+def attn_combine_kernel(m_in, l_in, o_in, sinks, out, xq, xd, xs, HQ, NSPLIT: tl.constexpr, NSP: tl.constexpr,
+                        DV: tl.constexpr, DVP: tl.constexpr, HAS_SINK: tl.constexpr, CH: tl.constexpr,
+                        QUANT: tl.constexpr, NBQ: tl.constexpr):
+    """One output row: the max over the NSP (>= NSPLIT) splits' maxima, then their outputs CH at a time.
+    With QUANT (DV = NBQ * 32) the row is also written on 8 bits for the output projection's matvec:
+    blocks h * NBQ ... of the (T, HQ * DV) activation row t (`mmvq.q8_store`)."""
     row = tl.program_id(0)  # t * HQ + h
     sp = tl.arange(0, NSP)
     sm = sp < NSPLIT
@@ -124,7 +129,11 @@ def attn_combine_kernel(m_in, l_in, o_in, sinks, out, HQ, NSPLIT: tl.constexpr, 
         o = tl.load(o_in + (row * NSPLIT + spc)[:, None] * DV + dv[None, :], mask=cm[:, None] & dm[None, :],
                     other=0.0)
         y += tl.sum(o * w[:, None], axis=0)
-    tl.store(out + row * DV + dv, y / z, mask=dm)
+    y = y / z
+    tl.store(out + row * DV + dv, y, mask=dm)
+    if QUANT:
+        b = (row % HQ) * NBQ + tl.arange(0, NBQ)
+        q8_store(tl.reshape(y, (NBQ, 2, 4, 4)), b, row // HQ, HQ * DV, b >= 0, xq, xd, xs)
 
 
 def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, esize: int) -> tuple[int, ...]:
@@ -142,9 +151,10 @@ def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, e
 
 def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: int, cap: float,
                      sinks, scratch, out, nsplit: int = 32, bs: int = 64, warps: int | None = None,
-                     stages: int = 3, exact: bool = True) -> None:
+                     stages: int = 3, exact: bool = True, q8=None) -> None:
     """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32; out (T, Hq, DV) f32;
-    scratch: (m, l, o) of T * Hq * nsplit rows. bs, stages, warps: see `tiles`."""
+    scratch: (m, l, o) of T * Hq * nsplit rows. bs, stages, warps: see `tiles`. q8: (xq, xd, xs) of
+    `mmvq.q8_buffers(T, Hq * DV)` to also get the output on 8 bits (DV a power of two >= 32)."""
     t, hq, d = q.shape
     s, hkv, dv = v.shape
     r = hq // hkv
@@ -156,6 +166,8 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
         DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap), KV16=k.element_size() == 2,
         EXACT=exact, num_warps=warps, num_stages=stages)
     nsp, dvp = max(2, triton.next_power_of_2(nsplit)), triton.next_power_of_2(dv)
-    attn_combine_kernel[(t * hq,)](m, l, o, sinks if sinks is not None else m, out, hq, NSPLIT=nsplit, NSP=nsp,
-                                   DV=dv, DVP=dvp, HAS_SINK=sinks is not None, CH=min(nsp, max(2, 4096 // dvp)),
+    xq, xd, xs = q8 if q8 is not None else (m, m, m)
+    attn_combine_kernel[(t * hq,)](m, l, o, sinks if sinks is not None else m, out, xq, xd, xs, hq, NSPLIT=nsplit,
+                                   NSP=nsp, DV=dv, DVP=dvp, HAS_SINK=sinks is not None,
+                                   CH=min(nsp, max(2, 4096 // dvp)), QUANT=q8 is not None, NBQ=max(1, dv // 32),
                                    num_warps=4 if nsp * dvp >= 4096 else 1)

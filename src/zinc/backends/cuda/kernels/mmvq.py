@@ -80,6 +80,16 @@ def quantize_kernel(x, w, res, sum_out, out, xq, xd, xs, K, eps, NB: tl.constexp
         if HAS_W:
             v = v * tl.load(w + off, mask=m4, other=0.0)
         tl.store(out + row + off, v, mask=m4)
+    q8_store(v, b, t, K, ok, xq, xd, xs)
+
+
+@triton.jit
+def q8_store(v, b, t, K, ok, xq, xd, xs):
+    """Quantize v (NB, 2, 4, 4): the 32 values of blocks b (NB,) of row t (of K values) where ok,
+    into xq, xd, xs as `quantize_kernel` says (also called by the attention combine kernel)."""
+    j = tl.arange(0, 4)
+    h = tl.arange(0, 2)
+    w4 = tl.arange(0, 4)
     amax = tl.max(tl.max(tl.max(tl.abs(v), axis=3), axis=2), axis=1)  # (NB,)
     d = tl.math.div_rn(amax, 127.0)
     dd = tl.where(amax > 0, d, 1.0)
@@ -95,7 +105,7 @@ def quantize_kernel(x, w, res, sum_out, out, xq, xd, xs, K, eps, NB: tl.constexp
     tl.store(xd + xo + 1, tl.sum(qsum, axis=1).to(tl.float32) * d, mask=ok)
 
 
-def _q8_buffers(t: int, k: int, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def q8_buffers(t: int, k: int, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return (torch.empty((t, k // 4), dtype=torch.int32, device=device),
             torch.empty((t, k // 32, 2), dtype=torch.float32, device=device),
             torch.empty((t, k // 16), dtype=torch.float32, device=device))
@@ -104,7 +114,7 @@ def _q8_buffers(t: int, k: int, device) -> tuple[torch.Tensor, torch.Tensor, tor
 def quantize_x(x: torch.Tensor, nb: int = 8) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """x (T, K) f32 contiguous, K a multiple of 32 -> (xq, xd, xs) as `quantize_kernel` says."""
     t, k = x.shape
-    xqt = _q8_buffers(t, k, x.device)
+    xqt = q8_buffers(t, k, x.device)
     quantize_kernel[(triton.cdiv(k // 32, nb), t)](x, x, x, x, x, *xqt, k, 0.0, NB=nb, NORM=False, HAS_W=False,
                                                    HAS_RES=False, num_warps=2)
     return xqt
@@ -113,11 +123,12 @@ def quantize_x(x: torch.Tensor, nb: int = 8) -> tuple[torch.Tensor, torch.Tensor
 def norm_quantize(x: torch.Tensor, w, eps: float, out: torch.Tensor, res=None, sum_out=None):
     """rms_norm of x (T, K) (+ res, stored to sum_out) (* w) into out, and out quantized (xq, xd, xs)."""
     t, k = x.shape
-    xqt = _q8_buffers(t, k, x.device)
+    xqt = q8_buffers(t, k, x.device)
     nb = triton.next_power_of_2(k // 32)
     quantize_kernel[(1, t)](x, w if w is not None else x, res if res is not None else x,
                             sum_out if sum_out is not None else x, out, *xqt, k, eps, NB=nb, NORM=True,
-                            HAS_W=w is not None, HAS_RES=res is not None, num_warps=4 if k >= 1024 else 1)
+                            HAS_W=w is not None, HAS_RES=res is not None,
+                            num_warps=8 if k >= 2048 else 4 if k >= 1024 else 1)
     return xqt
 
 
@@ -357,7 +368,11 @@ def mmvq_experts_kernel(xq, xd, xs, ids, out, a, b, c, d, a2, b2, c2, d2, bias, 
 
 
 # (ggml type, K, glu) -> (BN, NG, num_warps) of `mmvq_experts_kernel`, measured (bench/cuda_moe_sweep.py)
-EXPERT_CONFIG: dict[tuple[int, int, bool], tuple[int, int, int]] = {}
+EXPERT_CONFIG: dict[tuple[int, int, bool], tuple[int, int, int]] = {  # H200, 2026-11-30
+    (12, 2048, False): (2, 8, 1), (12, 2048, True): (2, 8, 1), (12, 512, False): (8, 8, 2),
+    (14, 512, False): (4, 8, 1), (14, 768, False): (4, 8, 2), (8, 2048, False): (2, 16, 1),
+    (8, 2048, True): (1, 32, 1), (8, 512, False): (8, 8, 2), (39, 2880, False): (4, 8, 1),
+    (39, 2880, True): (2, 16, 1)}
 
 
 def expert_config(qtype: int, k: int, glu: bool = False) -> tuple[int, int, int]:

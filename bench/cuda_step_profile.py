@@ -1,0 +1,67 @@
+"""Where a CUDA decode step's time goes: per-kernel totals over graph-replayed greedy steps.
+
+    python bench/cuda_step_profile.py MODEL.gguf [--depth D] [--steps N] [--out DIR]
+
+Fills D random tokens, then profiles N greedy steps (`Model.greedy`: CUDA-graph replays) with the
+torch profiler (CUPTI sees the kernels inside graphs) and prints, per kernel name: launches per
+step, microseconds per step, share of the step; plus the step's wall time. JSON under --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+from zinc.api import load
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("--depth", type=int, default=0)
+    ap.add_argument("--steps", type=int, default=32)
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    m = load(a.model, backend="cuda", n_ctx=a.depth + 4 * a.steps + 8)
+    rng = np.random.default_rng(0)
+    cache = m.new_cache()
+    if a.depth:
+        m.forward([int(i) for i in rng.integers(0, m.n_vocab, a.depth)], cache, last_only=True)
+    m.greedy(1, cache, a.steps)  # capture + warm
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    m.greedy(2, cache, a.steps)
+    torch.cuda.synchronize()
+    wall = (time.perf_counter() - t0) / a.steps
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        m.greedy(3, cache, a.steps)
+        torch.cuda.synchronize()
+    per = defaultdict(lambda: [0, 0.0])
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            p = per[e.name[:60]]
+            p[0] += 1
+            p[1] += e.device_time
+    total = sum(t for _, t in per.values())
+    rows = sorted(((n, c / a.steps, t / a.steps) for n, (c, t) in per.items()), key=lambda r: -r[2])
+    print(f"depth {a.depth}: wall {wall * 1e3:.3f} ms/step, kernels {total / a.steps / 1e3:.3f} ms/step, "
+          f"{sum(r[1] for r in rows):.0f} launches/step")
+    print(f"{'kernel':60} {'n/step':>7} {'us/step':>9} {'share':>6}")
+    for n, c, t in rows[:25]:
+        print(f"{n:60} {c:7.1f} {t:9.1f} {t / (total / a.steps):6.1%}")
+    if a.out:
+        Path(a.out).mkdir(parents=True, exist_ok=True)
+        (Path(a.out) / f"step-profile-d{a.depth}.json").write_text(json.dumps(
+            {"model": a.model, "depth": a.depth, "wall_ms": wall * 1e3,
+             "kernels": [{"name": n, "per_step": c, "us_per_step": t} for n, c, t in rows]}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
