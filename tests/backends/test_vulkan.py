@@ -38,7 +38,7 @@ KERNEL_CASES = [f"{op}_{t}" for op in ("matmul", "embed") for t in WEIGHT_TYPES]
 # decode matvec shapes tried: (lanes per row, rows per lane, row slots per workgroup, subgroup shuffles)
 MATVEC_SHAPES = [(32, 2, 2, True), (32, 2, 2, False), (4, 3, 2, True), (16, 1, 4, False), (8, 4, 1, True)]
 # the same for the 8-bit-activation kernels (mvq_glu writes 8-bit outputs when R * S % 32 == 0)
-MVQ_SHAPES = [(32, 1, 4, True), (32, 2, 16, True), (32, 2, 2, False), (8, 4, 8, True), (16, 1, 3, False),
+MVQ_SHAPES = [(32, 1, 8, True), (16, 2, 16, True), (32, 2, 2, False), (8, 4, 8, True), (16, 1, 3, False),
               (4, 2, 2, True)]
 MODEL_CASES = ["qwen3-tiny:Q4_K_M", "qwen3-tiny:Q8_0", "llama3-tiny:Q4_K_M", "llama3-tiny:Q8_0",
                "qwen3moe-tiny:Q4_K_M", "gpt-oss-tiny:Q4_K_M", "gpt-oss-tiny:MXFP4_MOE",

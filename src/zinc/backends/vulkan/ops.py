@@ -56,8 +56,9 @@ _GLU = {"silu": "g / (1.0 + exp(-g)) * u", "gelu": "gelu(g) * u", "gelu_table": 
         "swiglu_oai": "swiglu_oai(g, u)"}
 _GATING = {"softmax": 0, "sigmoid": 1, "softmax_weight": 2}
 # decode matvec shape per kernel: L lanes per row, R rows per lane, S row slots per workgroup (matvec*:
-# f32 activations, one token; mvq*: 8-bit activations, up to MVQ_ROWS tokens)
-MATVEC_CONFIG = {"matvec": (32, 1, 2), "matvec_glu": (32, 1, 2), "mvq": (32, 1, 4), "mvq_glu": (32, 2, 16)}
+# f32 activations, one token; mvq*: 8-bit activations, up to MVQ_ROWS tokens; mvq, mvq_glu: the best
+# single configs over Qwen3-8B's decode shapes on an H200, bench/vulkan_matvec_sweep.py)
+MATVEC_CONFIG = {"matvec": (32, 1, 2), "matvec_glu": (32, 1, 2), "mvq": (32, 1, 8), "mvq_glu": (16, 2, 16)}
 MVQ_ROWS = 4
 
 
