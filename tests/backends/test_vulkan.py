@@ -85,9 +85,8 @@ def _q8(x: np.ndarray) -> np.ndarray:
 
 
 def _x_seen(vk, t: str, x: np.ndarray) -> np.ndarray:
-    """The activations a matmul of type `t` reads: 8-bit for the decode matvecs, else x itself."""
-    from zinc.backends.vulkan.ops import MVQ_ROWS
-    return _q8(x) if vk.matvec_q8 and t in ("Q4_K", "Q6_K") and x.size // x.shape[-1] <= MVQ_ROWS else x
+    """The activations a matmul of type `t` reads: 8-bit for the Q4_K / Q6_K matvecs, else x itself."""
+    return _q8(x) if vk.matvec_q8 and t in ("Q4_K", "Q6_K") else x
 
 
 def _k_for(t: str) -> int:
@@ -314,10 +313,11 @@ def _norm_rope_case(vk, cpu, rng, name: str) -> float:
 
 def _matvec_case(vk, cpu, rng, name: str) -> float:
     """The one-token f32-activation matvec kernels (matvec_*) at every shape in MATVEC_SHAPES, or the
-    8-bit-activation ones (mvq_*, 1-4 tokens) at every shape in MVQ_SHAPES (with and without subgroup
+    8-bit-activation ones (mvq_*, 1-9 tokens: one dispatch per MVQ_ROWS) at every shape in MVQ_SHAPES (with and without subgroup
     shuffles where the adapter's subgroups are wide enough), 3 super-blocks a row, 37 rows; mvq against
-    the NumPy backend on the 8-bit activations. Dispatches: the product, plus the activations'
-    quantization for mvq."""
+    the NumPy backend on the 8-bit activations. Dispatches: the product (per MVQ_ROWS tokens), plus the
+    activations' quantization for mvq."""
+    from zinc.backends.vulkan.ops import MVQ_ROWS
     V, C = vk.from_numpy, vk.to_numpy
     kind, t = name.rsplit("_", 2)[0], "_".join(name.rsplit("_", 2)[1:])
     q8 = kind.startswith("mvq")
@@ -331,7 +331,7 @@ def _matvec_case(vk, cpu, rng, name: str) -> float:
         for i, (L, R, S, sg) in enumerate(MVQ_SHAPES if q8 else MATVEC_SHAPES):
             vk.dev.subgroups = sub0 and sg
             vk.matvec = {"matvec": (L, R, S), "matvec_glu": (L, R, S), "mvq": (L, R, S), "mvq_glu": (L, R, S)}
-            T = 1 + i % 4 if q8 else 1
+            T = (1, 2, 3, 4, 9, 6)[i % 6] if q8 else 1
             x = _rand(rng, T, K, scale=2.0)
             xs = _q8(x) if q8 else x
             d0 = vk.stats["dispatches"]
@@ -341,7 +341,7 @@ def _matvec_case(vk, cpu, rng, name: str) -> float:
                 got, ref = vk.add(vk.matmul(V(x), wa), V(bias)), cpu.add(cpu.matmul(xs, ca), bias)
             else:
                 got, ref = vk.matmul(V(x), wa), cpu.matmul(xs, ca)
-            errs += [_err(C(got), ref), float(vk.stats["dispatches"] - d0 != 1 + q8)]
+            errs += [_err(C(got), ref), float(vk.stats["dispatches"] - d0 != (-(-T // MVQ_ROWS) + 1 if q8 else 1))]
             if kind == "mvq_glu":
                 errs.append(_glu_q8_out_case(vk, cpu, rng, t, T))
     finally:
@@ -353,7 +353,8 @@ def _matvec_case(vk, cpu, rng, name: str) -> float:
 
 def _glu_q8_out_case(vk, cpu, rng, t: str, T: int) -> float:
     """gate/up of 512 rows, then a down projection of its output: with R * S % 32 == 0 the GLU kernel
-    writes the 8-bit activations itself (the down product is then one dispatch)."""
+    writes the 8-bit activations itself (the down product is then one dispatch per MVQ_ROWS tokens)."""
+    from zinc.backends.vulkan.ops import MVQ_ROWS
     V, C = vk.from_numpy, vk.to_numpy
     K, N, M = 256, 512, 19
     wg, wu, wd = (_qtensor(rng, t, shape) for shape in ((N, K), (N, K), (M, N)))
@@ -365,7 +366,7 @@ def _glu_q8_out_case(vk, cpu, rng, t: str, T: int) -> float:
     z = C(vk.matmul(y, vk.upload(wd)))
     n = vk.stats["dispatches"] - d0
     return max(_err(C(y), y_ref), _err(z, cpu.matmul(_q8(C(y)), cpu.upload(wd))),
-               float(n != (1 if R * S % 32 == 0 else 2)))
+               float(n != -(-T // MVQ_ROWS) + (0 if R * S % 32 == 0 else 1)))
 
 
 def _norm4_case(vk, cpu, rng, name: str) -> float:
@@ -407,10 +408,9 @@ def _norm4_case(vk, cpu, rng, name: str) -> float:
             (s, y), (rs, ry) = vk.add_rms_norm(V(x), V(r), vw, 1e-5), cpu.add_rms_norm(x, r, w, 1e-5)
             errs += [_err(C(s), rs), _err(C(y), ry)]
         return max(errs)
-    K, N = 512, 29
-    qt = _qtensor(rng, "Q4_K", (N, K))
-    wv, wc = vk.upload(qt), cpu.upload(qt)
-    for rows in (1, 3):
+    for rows, K in ((1, 512), (3, 512), (2, 4608)):  # 4608: a row of two chunks, the second partial
+        qt = _qtensor(rng, "Q4_K", (29, K))
+        wv, wc = vk.upload(qt), cpu.upload(qt)
         x, r, w = _rand(rng, rows, K, scale=2.0), _rand(rng, rows, K), _rand(rng, K)
         for h in (vk.rms_norm(V(x), V(w), 1e-6), vk.add_rms_norm(V(x), V(r), V(w), 1e-6)[1],
                   vk.reshape(vk.rms_norm(V(x), V(w), 1e-6), (rows, 1, K))):

@@ -7,9 +7,10 @@ result (`to_numpy`). Weights are
 repacked at upload (`weights.py`); matmul, matmul over selected experts and embed splice the weight
 type's WGSL dequantizer into their kernel.
 
-Decode (up to MVQ_ROWS tokens): Q4_K / Q6_K products run on 8-bit activations (`shaders/lib/q8.wgsl`:
+Q4_K / Q6_K products run on 8-bit activations (`shaders/lib/q8.wgsl`:
 int8 codes per 32 values, laid out so that a matvec's lanes read them coalesced) with integer dot
-products (`mvq.wgsl`, `mvq_glu.wgsl`). The activations are quantized by the kernel that produces them
+products (`mvq.wgsl`, `mvq_glu.wgsl`; one dispatch per MVQ_ROWS tokens, so prefill reads each weight
+T / MVQ_ROWS times). The activations are quantized by the kernel that produces them
 where it can (rms_norm / add_rms_norm, the gate/up GLU, attention: `VkArray.q8`), else once by
 `quant_q8` (shared by the q, k, v projections of one input). Stacked Q/K/V weights (`fuse_qkv`) are
 one matvec whose outputs are the split's column blocks. `matvec_q8=False` keeps f32 activations
@@ -285,9 +286,9 @@ class VulkanOps(BaseOps):
         self._run(kernel, u, bufs, grid(-(-N // (R * S))), subs)
 
     def _mvq_ok(self, x: VkArray, T: int, ws: tuple[VkWeight, ...]) -> bool:
-        """The 8-bit-activation matvec applies: a few f32 rows, weights of one type with a kernel."""
+        """The 8-bit-activation matvec applies: f32 rows, weights of one type with a kernel."""
         w = ws[0]
-        return (self.matvec_q8 and T <= MVQ_ROWS and x.dtype == "f32" and w.ggml_type in MATVEC
+        return (self.matvec_q8 and x.dtype == "f32" and w.ggml_type in MATVEC
                 and len(w.shape) == 2 and all(v.ggml_type == w.ggml_type and v.row_words == w.row_words for v in ws))
 
     def _q8(self, x: VkArray) -> Any:
@@ -310,16 +311,15 @@ class VulkanOps(BaseOps):
 
     def _mvq(self, kernel: str, x: VkArray, ws: tuple[VkWeight, ...], outs: list[VkArray], bias: Any,
              subs: dict[str, str]) -> None:
-        """y = W @ x for T <= MVQ_ROWS tokens on 8-bit activations into outs (mvq: up to 3 arrays that
-        split y's columns; mvq_glu: ws = (gate, up), and outs[0].q8 gets y's 8-bit activations when
-        R * S % 32 == 0)."""
+        """y = W @ x on 8-bit activations into outs (mvq: up to 3 arrays that split y's columns; mvq_glu:
+        ws = (gate, up), and outs[0].q8 gets y's 8-bit activations when R * S % 32 == 0); one dispatch
+        per MVQ_ROWS tokens."""
         w = ws[0]
         N, K = w.shape
         T = x.size // K
         L, R, S = self.matvec[kernel]
         xq = self._q8(x)
-        subs = {**subs, **self._mv_subs(kernel), "NT": str(T), "K": str(K), "UNITS": str(K // 64),
-                "UNIT": mvq_src(w)}
+        subs = {**subs, **self._mv_subs(kernel), "K": str(K), "UNITS": str(K // 64), "UNIT": mvq_src(w)}
         out = outs[0]
         bufs = [xq, *(v.buf for v in ws), out._buf]
         widths = [o.shape[-1] for o in outs] + [0, 0]
@@ -331,8 +331,13 @@ class VulkanOps(BaseOps):
         else:
             bufs += [bias.buf if bias is not None else self._dummy, *(o._buf for o in outs[1:]),
                      *self._dummy_ws[len(outs) - 1:]]
-        u = self.dev.uniform("IIIII", N, w.row_words // 4, int(bias is not None), widths[0], widths[0] + widths[1])
-        self._run(kernel, u, bufs, grid(-(-N // (R * S))), subs)
+        for t0 in range(0, T, MVQ_ROWS):
+            if len(ws) > 1:
+                u = self.dev.uniform("III", N, w.row_words // 4, t0)
+            else:
+                u = self.dev.uniform("IIIIII", N, w.row_words // 4, int(bias is not None), widths[0],
+                                     widths[0] + widths[1], t0)
+            self._run(kernel, u, bufs, grid(-(-N // (R * S))), {**subs, "NT": str(min(MVQ_ROWS, T - t0))})
 
     def _deferred(self, shape: tuple[int, ...], record: Any, kind: str, *info: Any) -> VkArray:
         """An output whose producing dispatch `record(out, bias=None)` runs on first use or fused."""
@@ -467,7 +472,7 @@ class VulkanOps(BaseOps):
         u = self.dev.uniform("IIIfII", D, rows, int(w is not None), eps, int(r is not None), int(q8))
         bufs = [x.buf, r.buf if r is not None else self._dummy, wb, s.buf if s is not None else self._dummy_w,
                 y.buf, y.q8[1] if q8 else self._dummy_w]
-        self._run("rms_norm4", u, bufs, grid(rows), {"VPT": str(-(-D // 1024))})
+        self._run("rms_norm4", u, bufs, grid(rows), {"NC": str(-(-D // 4096))})
 
     def add_rms_norm(self, x: VkArray, r: VkArray, w: VkArray | None, eps: float) -> tuple[VkArray, VkArray]:
         D = x.shape[-1]

@@ -1,11 +1,12 @@
-// y (NT, N) = x (NT, K) @ W (N, K).T for NT <= 4 activation rows (decode) on 8-bit activations
+// y (NT, N) = x (NT, K) @ W (N, K).T for NT <= 4 activation rows (rows T0 .. T0 + NT of x and y: longer
+// inputs take several dispatches) on 8-bit activations
 // (lib/q8.wgsl) with integer dot products. A workgroup of S * L threads covers S * R rows: L lanes per
 // slot of R rows; a lane walks the row's units u = lane + i * L (mvq_<type>.wgsl; UNITS per row is a
 // compile-time constant, so the loop unrolls and all of a lane's weight loads are in flight at once),
 // each unit's activations loaded once for the R rows and its weights once for the NT activation rows;
 // one reduction over the L lanes at the end. has_bias = 1 adds BIAS (N). The output columns may be
 // split at n1 <= n2 into Y (NT, n1), Y2 (NT, n2 - n1), Y3 (NT, N - n2) (a fused Q/K/V projection).
-struct Params { N: u32, row_vec4: u32, has_bias: u32, n1: u32, n2: u32 }
+struct Params { N: u32, row_vec4: u32, has_bias: u32, n1: u32, n2: u32, t0: u32 }
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> XQ: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> W: array<vec4<u32>>;
@@ -51,7 +52,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let u = lane + i * L;
         if (UNITS % L == 0u || u < UNITS) {
             var xs: array<XU, NT>;
-            for (var k = 0u; k < NT; k++) { xs[k] = mvq_x(u, k * XROW); }
+            for (var k = 0u; k < NT; k++) { xs[k] = mvq_x(u, (P.t0 + k) * XROW); }
             for (var r = 0u; r < R; r++) {
                 let w = mvq_w(wrow[r], u);
                 for (var k = 0u; k < NT; k++) { acc[r * NT + k] += mvq_dot(w, xs[k]); }
@@ -65,7 +66,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             if (n < P.N) {
                 for (var k = 0u; k < NT; k++) {
                     let v = acc[r * NT + k];
-                    store(k, n, select(v, v + BIAS[n], P.has_bias != 0u));
+                    store(P.t0 + k, n, select(v, v + BIAS[n], P.has_bias != 0u));
                 }
             }
         }

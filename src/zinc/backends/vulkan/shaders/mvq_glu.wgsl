@@ -1,8 +1,8 @@
-// y (NT, N) = act(x @ Wg.T) * (x @ Wu.T) for NT <= 4 activation rows on 8-bit activations: mvq.wgsl
+// y (NT, N) = act(x @ Wg.T) * (x @ Wu.T) for NT <= 4 activation rows (rows T0 .. T0 + NT) on 8-bit activations: mvq.wgsl
 // over the gate and up rows at once (both weights of one type and layout), the GLU applied by the lane
 // that holds the row sums. QOUT: also write y's 8-bit activations to QO for the next matvec (needs
 // S * R % 32 == 0 and N % 256 == 0: a workgroup quantizes its own 32-row blocks).
-struct Params { N: u32, row_vec4: u32, unused: u32 }
+struct Params { N: u32, row_vec4: u32, t0: u32 }
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> XQ: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> W: array<vec4<u32>>;
@@ -52,7 +52,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let u = lane + i * L;
         if (UNITS % L == 0u || u < UNITS) {
             var xs: array<XU, NT>;
-            for (var k = 0u; k < NT; k++) { xs[k] = mvq_x(u, k * XROW); }
+            for (var k = 0u; k < NT; k++) { xs[k] = mvq_x(u, (P.t0 + k) * XROW); }
             for (var r = 0u; r < R; r++) {
                 let wg_ = mvq_w(wrow[r], u);
                 let wu_ = mvq_w2(wrow[r], u);
@@ -70,7 +70,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let n = row0 + r;
             for (var k = 0u; k < NT; k++) {
                 let v = act(ag[r * NT + k], au[r * NT + k]);
-                if (n < P.N) { Y[k * P.N + n] = v; }
+                if (n < P.N) { Y[(P.t0 + k) * P.N + n] = v; }
                 if (QOUT) { yo[k * SR + (t / L) * R + r] = v; }
             }
         }
@@ -85,7 +85,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 let o = k * SR + 32u * j + 4u * i;
                 v[i] = vec4<f32>(yo[o], yo[o + 1u], yo[o + 2u], yo[o + 3u]);
             }
-            q8_store_block(k * q8_row_words(P.N), P.N, (wg * SR) / 32u + j, v);
+            q8_store_block((P.t0 + k) * q8_row_words(P.N), P.N, (wg * SR) / 32u + j, v);
         }
     }
 }
