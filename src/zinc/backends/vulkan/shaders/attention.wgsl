@@ -1,6 +1,8 @@
-// Causal / sliding-window attention with GQA, optional softcap and sinks: one workgroup per
-// (query token, query head), keys in tiles of 64 with an online softmax; Dh, Dv <= 256 (compile-time
-// DH, DV: the per-key loops unroll).
+// Causal / sliding-window attention with GQA, optional softcap and sinks: one workgroup of G * 64 per
+// (query token, query head); its G groups of 64 take turns over the keys in tiles of 64 (group g the
+// tiles g, g + G, ...), each with its own online softmax, merged at the end (short caches stay
+// latency-bound: G tiles are in flight at once); Dh, Dv <= 256 (compile-time DH, DV: the per-key
+// loops unroll).
 struct Params { T: u32, Hq: u32, Hkv: u32, Dh: u32, Dv: u32, unused: u32, window: u32, has_sinks: u32,
                 scale: f32, softcap: f32 }
 @group(0) @binding(0) var<uniform> P: Params;
@@ -21,11 +23,15 @@ const DV: u32 = {{DV}}u;
 // #include "lib/q8.wgsl"
 
 const NEG: f32 = -3.0e38;
+const G: u32 = 4u;
 var<workgroup> qs: array<f32, 256>;
-var<workgroup> sc: array<f32, 64>;
+var<workgroup> sc: array<f32, 64 * G>;
+var<workgroup> part: array<f32, 256 * G>;  // each group's unnormalized output
+var<workgroup> pm: array<f32, G>;  // and its running max and sum
+var<workgroup> pl: array<f32, G>;
 var<workgroup> ov: array<f32, 256>;  // Q8: the head's output
 
-@compute @workgroup_size(64)
+@compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
     let g = wid.x + wid.y * nwg.x;
@@ -35,15 +41,18 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let t = gg / P.Hq;
     let hq = gg % P.Hq;
     let hk = hq / (P.Hq / P.Hkv);
-    for (var d = tid; d < DH; d += 64u) { qs[d] = Q[gg * DH + d]; }
+    let grp = tid / 64u;
+    let lt = tid % 64u;
+    for (var d = tid; d < DH; d += 256u) { qs[d] = Q[gg * DH + d]; }
     let qp = QPOS[t];
     var m = NEG;
     var l = 0.0;
-    if (P.has_sinks != 0u) { m = SINKS[hq]; l = 1.0; }
+    if (P.has_sinks != 0u && grp == 0u) { m = SINKS[hq]; l = 1.0; }
     var acc: array<f32, 4>;
     workgroupBarrier();
-    for (var j0 = 0u; j0 < n_kv; j0 += 64u) {
-        let j = j0 + tid;
+    for (var t0 = 0u; t0 < n_kv; t0 += 64u * G) {
+        let j0 = t0 + 64u * grp;
+        let j = j0 + lt;
         var s = NEG;
         if (j < n_kv) {
             let kp = KPOS[j];
@@ -58,20 +67,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         }
         sc[tid] = s;
         workgroupBarrier();
-        let nj = min(64u, n_kv - j0);
+        let nj = select(0u, min(64u, n_kv - j0), j0 < n_kv);
         var mt = m;
-        for (var i = 0u; i < nj; i++) { mt = max(mt, sc[i]); }
+        for (var i = 0u; i < nj; i++) { mt = max(mt, sc[64u * grp + i]); }
         let alpha = exp(m - mt);
         l *= alpha;
         for (var r = 0u; r < 4u; r++) { acc[r] *= alpha; }
         for (var i = 0u; i < nj; i++) {
-            let si = sc[i];
+            let si = sc[64u * grp + i];
             if (si > 0.5 * NEG) {
                 let p = exp(si - mt);
                 l += p;
                 let vb = ((j0 + i) * P.Hkv + hk) * DV;
                 for (var r = 0u; r < 4u; r++) {
-                    let d = tid + 64u * r;
+                    let d = lt + 64u * r;
                     if (d < DV) { acc[r] += p * V[vb + d]; }
                 }
             }
@@ -79,14 +88,23 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         m = mt;
         workgroupBarrier();
     }
-    if (!live) { return; }
-    let inv = select(0.0, 1.0 / l, l > 0.0);
     for (var r = 0u; r < 4u; r++) {
-        let d = tid + 64u * r;
-        if (d < DV) {
-            O[gg * DV + d] = acc[r] * inv;
-            if (Q8) { ov[d] = acc[r] * inv; }
-        }
+        let d = lt + 64u * r;
+        if (d < DV) { part[grp * DV + d] = acc[r]; }
+    }
+    if (lt == 0u) { pm[grp] = m; pl[grp] = l; }
+    workgroupBarrier();
+    if (!live) { return; }
+    var mx = NEG;
+    for (var i = 0u; i < G; i++) { mx = max(mx, pm[i]); }
+    var den = 0.0;
+    for (var i = 0u; i < G; i++) { den += pl[i] * exp(pm[i] - mx); }
+    let inv = select(0.0, 1.0 / den, den > 0.0);
+    if (tid < DV) {
+        var o = 0.0;
+        for (var i = 0u; i < G; i++) { o += part[i * DV + tid] * exp(pm[i] - mx); }
+        O[gg * DV + tid] = o * inv;
+        if (Q8) { ov[tid] = o * inv; }
     }
     if (Q8) {  // Dv % 32 == 0: the head's blocks of 32 in the token's row of Hq Dv values
         workgroupBarrier();
