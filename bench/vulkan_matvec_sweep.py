@@ -41,7 +41,7 @@ F32_CONFIGS = [(32, 1, 2), (32, 2, 2), (16, 1, 4)]
 MVQ_CONFIGS = [(L, R, S) for L in (8, 16, 32) for R in (1, 2, 4) for S in (1, 2, 4, 8)]
 GLU_CONFIGS = [(32, 1, 4), (32, 2, 4), (32, 1, 8), (16, 2, 4), (32, 1, 32), (32, 2, 16), (32, 4, 8), (16, 2, 16),
                (16, 4, 8), (16, 1, 32), (8, 4, 8)]
-SMALL_CONFIGS = [(32, 1, 4), (32, 2, 16), (16, 2, 2)]
+SMALL_CONFIGS = [(32, 1, 8), (16, 2, 16), (16, 2, 2)]
 CHECK_ROWS = 64  # rows compared with NumPy at each end of the output
 TOL = 1e-4  # normalized max error against NumPy on the same activations
 
@@ -113,11 +113,19 @@ class Bench:
         self.rows.append(row)
 
     def aux(self, what: str, D: int, rows: int) -> None:
-        """Time one of the small kernels around the matvecs: quant_q8, rms_norm (old), rms_norm4."""
+        """Time one of the small kernels around the matvecs: quant_q8, rms_norm (old), rms_norm4, attention@n_kv."""
         ops = self.ops
         x = ops.from_numpy(self.rng.standard_normal((rows, D)).astype(np.float32))
         w = ops.from_numpy(self.rng.standard_normal(D).astype(np.float32))
-        if what == "quant_q8":
+        if what.startswith("attention"):  # Qwen3-8B decode: 32 query heads, 8 KV heads of 128, n_kv cells
+            n_kv = int(what.split("@")[1])
+            q, k, v = (ops.from_numpy(self.rng.standard_normal(s).astype(np.float32))
+                       for s in ((1, 32, 128), (n_kv, 8, 128), (n_kv, 8, 128)))
+            qp, kp = ops.from_numpy(np.array([n_kv - 1], np.int32)), ops.from_numpy(np.arange(n_kv, dtype=np.int32))
+
+            def call(i: int) -> None:
+                ops.attention(q, k, v, qp, kp, n_kv, 0.088)
+        elif what == "quant_q8":
             def call(i: int) -> None:
                 x.q8 = None
                 ops._q8(x)
@@ -224,10 +232,11 @@ def main(argv: list[str] | None = None) -> int:
                 json.dump({"adapter": dev.info.get("device"), "subgroups": dev.subgroups, "features": dev.features,
                            "defaults": MATVEC_CONFIG, "per_token_ms": per_token(b.rows), "rows": b.rows}, f, indent=1)
     D = 512 if a.small else 4096
-    for what in ("rms_norm", "rms_norm4", "rms_norm4_q8", "add_rms_norm4_q8", "quant_q8"):
+    for what in ("rms_norm", "rms_norm4", "rms_norm4_q8", "add_rms_norm4_q8", "quant_q8", "attention@256",
+                 "attention@1024"):
         b.aux(what, D, 1)
-    print(f"row norms and quantization (1 row of {D}): " + ", ".join(f"{r['kernel']} {r['us']:.1f} us" for r in b.rows),
-          flush=True)
+    print(f"row norms, quantization (1 row of {D}), decode attention (Qwen3-8B heads, n_kv cells): "
+          + ", ".join(f"{r['kernel']} {r['us']:.1f} us" for r in b.rows), flush=True)
     for glu, t, N, K, uses in (SMALL if a.small else SHAPES):
         configs = SMALL_CONFIGS if a.small else (GLU_CONFIGS if glu else MVQ_CONFIGS)
         b.shape(glu, t, N, K, uses, configs, F32_CONFIGS[:1] if a.small else F32_CONFIGS)

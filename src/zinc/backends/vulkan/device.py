@@ -51,6 +51,7 @@ MAX_GROUPS = 65535  # per grid dimension
 _KEEP_GENS = 2  # flushes a free pooled buffer survives without being taken
 _MAX_CACHED = 16384  # uniforms / bind groups kept before the cache is cleared
 SUBMIT_EVERY = 96
+SUBMIT_FIRST = 16
 _OPTIONAL_FEATURES = ("subgroup", "timestamp-query", "timestamp-query-inside-passes")
 _PREFERENCE = {"DiscreteGPU": 0, "IntegratedGPU": 1, "VirtualGPU": 2, "Unknown": 3, "CPU": 4}
 
@@ -115,9 +116,9 @@ class Device:
     """A wgpu device plus its pipeline cache and the pending command encoder of the current step."""
 
     def __init__(self, allow_cpu_adapter: bool = False, subgroups: bool = True, submit_every: int = SUBMIT_EVERY,
-                 raw: bool = True) -> None:
-        """subgroups: use subgroup shuffles where the adapter has them; submit_every: see below; raw:
-        replays call wgpu-native's C functions directly (else through wgpu's Python wrappers)."""
+                 raw: bool = True, submit_first: int = SUBMIT_FIRST) -> None:
+        """subgroups: use subgroup shuffles where the adapter has them; submit_every, submit_first: see
+        below; raw: replays call wgpu-native's C functions directly (else through wgpu's Python wrappers)."""
         self.wgpu = wgpu = _import_wgpu()
         self.adapter = select_adapter(wgpu, allow_cpu_adapter)
         lim = self.adapter.limits
@@ -154,9 +155,12 @@ class Device:
         self.n_submits = 0
         self._prof: dict[str, Any] | None = None  # see start_profile
         # submit the pending commands every this many dispatches (0: only at flush), so the GPU runs
-        # the start of a step while Python still records the rest of it
+        # the start of a step while Python still records the rest of it; the first submit of a step
+        # comes after submit_first dispatches (the GPU waits for it, then runs ahead of the host)
         self.submit_every = int(submit_every)
+        self.submit_first = int(submit_first) if submit_first > 0 else self.submit_every
         self._n_pending = 0
+        self._next_submit = self.submit_first  # dispatches pending at the next submit of this step
         self._rec: Any = None  # the Recording (replay.py) of the step being recorded
         self._raw = _raw_pass_functions() if raw else None
 
@@ -318,7 +322,7 @@ class Device:
             self._stamp(cp, f"{pipeline.label} {groups[0] * groups[1] * groups[2]}")
         self.n_dispatches += 1
         self._n_pending += 1
-        if self._n_pending >= self.submit_every > 0 and self._prof is None:
+        if self._n_pending >= self._next_submit and self.submit_every > 0 and self._prof is None:
             self._submit()
 
     # -- recorded steps (replay.py) ------------------------------------------------------------------------
@@ -348,23 +352,40 @@ class Device:
                 else:
                     self._dispatch(*cmd)
             return
+        self._replay_raw(rec, raw)
+
+    def _replay_raw(self, rec: Any, raw: tuple) -> None:
+        """The commands of `rec` through wgpu-native's C functions on handles resolved once per recording;
+        a pipeline already set stays set."""
         set_pipeline, set_group, dispatch, null = raw
-        every = self.submit_every if self.submit_every > 0 else 1 << 30
-        for cmd in rec.cmds:
+        if rec.raw is None:
+            rec.raw = [c if c[0] is None else (c[0]._internal, c[1]._internal, *c[2]) for c in rec.cmds]
+        limit = self._next_submit if self.submit_every > 0 else 1 << 62
+        n = self._n_pending
+        h = last = None
+        for cmd in rec.raw:
             if cmd[0] is None:
                 self._end_pass()
                 self._enc().copy_buffer_to_buffer(*cmd[1:])
+                h = None
                 continue
-            if self._pass is None:
-                self._pass = self._enc().begin_compute_pass()
-            h = self._pass._internal
-            set_pipeline(h, cmd[0]._internal)
-            set_group(h, 0, cmd[1]._internal, 0, null)
-            dispatch(h, *cmd[2])
-            self.n_dispatches += 1
-            self._n_pending += 1
-            if self._n_pending >= every:
+            if h is None:
+                if self._pass is None:
+                    self._pass = self._enc().begin_compute_pass()
+                h, last = self._pass._internal, None
+            if cmd[0] is not last:
+                set_pipeline(h, cmd[0])
+                last = cmd[0]
+            set_group(h, 0, cmd[1], 0, null)
+            dispatch(h, cmd[2], cmd[3], cmd[4])
+            n += 1
+            if n >= limit:
+                self.n_dispatches += n - self._n_pending
+                self._n_pending = n
                 self._submit()
+                limit, n, h = self._next_submit, 0, None
+        self.n_dispatches += n - self._n_pending
+        self._n_pending = n
 
     def _submit(self) -> None:
         """Submit what is recorded so far and keep recording the same step into a new encoder (step
@@ -374,6 +395,7 @@ class Device:
         self._encoder = None
         self._keep = []
         self._n_pending = 0
+        self._next_submit = self.submit_every
         self.n_submits += 1
 
     def _bind_group(self, pipeline: Any, buffers: Sequence[Any]) -> Any:
@@ -465,3 +487,4 @@ class Device:
                 self._collect(prof)
         self._step_memo = {}
         self._reclaim_due = True
+        self._next_submit = self.submit_first

@@ -104,8 +104,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--f32-matvec", action="store_true", help="decode matvecs on f32 activations (matvec_q8=False)")
     ap.add_argument("--submit-every", type=int, default=None,
                     help="submit every this many dispatches (0: once per step; default: the backend's)")
+    ap.add_argument("--submit-first", type=int, default=None,
+                    help="the first submit of a step after this many dispatches (0: as --submit-every)")
     a = ap.parse_args(argv)
     opts = {} if a.submit_every is None else {"submit_every": a.submit_every}
+    if a.submit_first is not None:
+        opts["submit_first"] = a.submit_first
     if a.f32_matvec:
         opts["matvec_q8"] = False
     res = profile(a.model, a.n, a.profile_steps, replay=not a.no_replay, allow_cpu_adapter=a.allow_cpu, **opts)

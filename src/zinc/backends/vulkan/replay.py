@@ -32,6 +32,7 @@ class Recording:
 
     def __init__(self) -> None:
         self.cmds: list[tuple] = []  # (pipeline, bind group, groups) or (None, src, src_off, dst, dst_off, n)
+        self.raw: list[tuple] | None = None  # cmds with wgpu-native handles (Device.replay)
         self.keep: list[Any] = []  # every buffer bound or copied: pinned while the recording lives
         self.writes: dict[int, Any] = {}  # id -> buffer written from the host during the step
         self.inputs: dict[int, tuple[Any, Callable[[Any, Any], np.ndarray]]] = {}  # id -> (buffer, producer)
