@@ -292,7 +292,8 @@ def _recurrent_case(vk, cpu, rng, name: str) -> float:
 
 def _norm_rope_case(vk, cpu, rng, name: str) -> float:
     """A per-head rms_norm followed by rope (+ KV write): fused into one dispatch, and the normed
-    value itself still readable afterwards (its deferred dispatch runs on demand)."""
+    value itself still readable afterwards (its deferred dispatch runs on demand); a Q norm + rope
+    recorded before the K norm + rope + KV write joins its dispatch."""
     from zinc.backends.base import RopeParams
 
     V, C = vk.from_numpy, vk.to_numpy
@@ -311,9 +312,14 @@ def _norm_rope_case(vk, cpu, rng, name: str) -> float:
             ck, cv, cp = _rand(rng, S, H, D), _rand(rng, S, H, D + 2), np.full(S, -1, np.int32)
             v = _rand(rng, T, H, D + 2)
             vck, vcv, vcp = V(ck), V(cv), vk.full((S,), -1, "i32")
-            got = C(vk.rope_kv_write(vn, V(v), V(pos), p, None, vck, vcv, vcp, V(slots)))
+            xq, vpos = _rand(rng, T, H + 2, D, scale=2.0), V(pos)  # the layer's Q: rides in K's dispatch
+            d0 = vk.stats["dispatches"]
+            vq = vk.rope(vk.rms_norm(V(xq), V(w) if w is not None else None, 1e-6), vpos, p)
+            got = C(vk.rope_kv_write(vn, V(v), vpos, p, None, vck, vcv, vcp, V(slots)))
+            n = vk.stats["dispatches"] - d0
             ref = cpu.rope_kv_write(xn, v, pos, p, None, ck, cv, cp, slots)
-            errs += [_err(got, ref), _err(C(vck), ck), _err(C(vcv), cv), float(np.any(C(vcp) != cp))]
+            errs += [_err(got, ref), _err(C(vck), ck), _err(C(vcv), cv), float(np.any(C(vcp) != cp)),
+                     _err(C(vq), cpu.rope(cpu.rms_norm(xq, w, 1e-6), pos, p)), float(n != 1)]
         errs.append(_err(C(vn), xn))
     return max(errs)
 

@@ -38,6 +38,7 @@ extent) register how to rebuild it while a step is recorded.
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any, Iterable
 
 import numpy as np
@@ -133,6 +134,7 @@ class VulkanOps(BaseOps):
         self._replayer: Any = None
         self._recording: Any = None  # the Recording of the step being recorded, and its batch
         self._rec_batch: Any = None
+        self._q_rope: Any = None  # weakref to the last deferred norm + rope (see rope())
 
     def run_step(self, forward, cfg, weights, batch, cache):
         """One model step; a single-token step replays its recording (see replay.py)."""
@@ -535,28 +537,50 @@ class VulkanOps(BaseOps):
         return x.pending is not None and x.lazy is not None and x.lazy[0] == "rms_norm" and x.lazy[1].shape == x.shape
 
     def _norm_rope(self, x: VkArray, pos: VkArray, p: RopeParams, freq_factors: VkArray | None,
-                   kv: tuple[VkArray, ...] | None = None) -> VkArray:
-        """rope(rms_norm(src, w)) from the pending norm `x` in one dispatch; kv = (v, cache_k, cache_v,
-        cache_pos, slots) also writes the cache."""
+                   kv: tuple[VkArray, ...] | None = None, out: Any = None) -> VkArray:
+        """rope(rms_norm(src, w)) from the pending norm `x` in one dispatch (into the buffer `out` if
+        given); kv = (v, cache_k, cache_v, cache_pos, slots) also writes the cache, and then a deferred
+        rope of a pending norm with the same positions and eps (the layer's Q) joins the dispatch."""
         _, src, w, eps = x.lazy
         T, H, Dh = x.shape
-        y = self._new(x.shape)
+        y = self._new(x.shape) if out is None else VkArray(out, x.shape)
         v, ck, cv, cp, slots = kv if kv is not None else (None,) * 5
         Dv = v.size // (T * H) if v is not None else 0
-        u = self.dev.uniform("IIIIIIIIf", T, H, Dh, p.n_dims, int(p.mode != "norm"), int(w is not None),
-                             int(kv is not None), Dv, eps)
+        q = ql = None
+        if kv is not None and self._q_rope is not None:
+            q, self._q_rope = self._q_rope(), None
+            ql = q.lazy if q is not None and q.pending is not None else None
+            if not (ql and ql[2] is pos and ql[3] == p and ql[4] is freq_factors and ql[1].lazy[3] == eps
+                    and q.shape[0] == T and q.shape[2] == Dh):
+                ql = None
+        q_src, q_w = (ql[1].lazy[1], ql[1].lazy[2]) if ql else (None, None)
+        H2 = q.shape[1] if ql else 0
+        u = self.dev.uniform("IIIIIIIIfII", T, H, Dh, p.n_dims, int(p.mode != "norm"), int(w is not None),
+                             int(kv is not None), Dv, eps, H2, int(q_w is not None))
         cs = self._rope_table(pos, p, freq_factors)
         rd, wr = self._dummy, self._dummy_w
         bufs = [src.buf, w.buf if w is not None else rd, cs, *(a.buf if a is not None else rd for a in (v, pos, slots)),
-                y.buf, *(a.buf if a is not None else wr for a in (ck, cv, cp))]
-        self._run("norm_rope", u, bufs, grid(T * H))
+                y.buf, *(a.buf if a is not None else wr for a in (ck, cv, cp)),
+                q_src.buf if ql else rd, q_w.buf if q_w is not None else rd, q._buf if ql else self._dummy_ws[0]]
+        if ql:
+            q.pending = q.lazy = None
+        self._run("norm_rope", u, bufs, grid(T * (H + H2)))
         if cp is not None:
             cp.host = None
         return y
 
     def rope(self, x: VkArray, pos: VkArray, p: RopeParams, freq_factors: VkArray | None = None) -> VkArray:
+        """A pending per-head norm: one norm + rope dispatch, deferred so that the next rope + KV write
+        (the same layer's K) can take it along."""
         if self._fusable_norm(x):
-            return self._norm_rope(x, pos, p, freq_factors)
+            y = self._new(x.shape)
+            out = y._buf  # the closure must not hold y
+
+            def record() -> None:
+                self._norm_rope(x, pos, p, freq_factors, out=out)
+            y.pending, y.lazy = record, ("norm_rope", x, pos, p, freq_factors)
+            self._q_rope = weakref.ref(y)
+            return y
         T, H, Dh = x.shape
         y = self._new(x.shape)
         u = self.dev.uniform("IIIII", T, H, Dh, p.n_dims, int(p.mode != "norm"))
