@@ -71,5 +71,6 @@ def test_prompt_chunk_graphs(tmp_path, preset):
     for run in range(3):
         got = compare_logits(m.logits(ids), ref)
         assert got["argmax_agree"] == 1.0 and got["mean_kl"] < 1e-3, (run, got)
-        # run 0: the second 24-token chunk is captured; later runs replay it at positions 0 and 24
-        assert m.ops._graphs.captures == 1
+        # run 0 captures the second 24-token chunk, run 1 replays it at positions 0 and 24 and captures
+        # the 22-token chunk (its second sighting), run 2 only replays
+        assert m.ops._graphs.captures == min(run + 1, 2), run

@@ -22,6 +22,10 @@ import pytest
 from zinc.testing.compare import compare_logits
 
 TOL = 2e-5  # normalized max error max|a - b| / max|b| for f32 math in a different order
+# cases where a kernel quantizes its own output to 8 bits and NumPy quantizes the same values: a GPU
+# driver's division is not correctly rounded (NVIDIA), so a code can land one step off at a rounding
+# boundary (one element off by <= 1/127 of its block's max: 4.6e-4 measured on the H200)
+Q8_TOL = {"q8_chain": 2e-3, "attention_q8": 2e-3}
 WEIGHT_TYPES = ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q5_0", "Q4_K", "Q5_K", "Q6_K", "MXFP4"]
 KERNEL_CASES = [f"{op}_{t}" for op in ("matmul", "embed") for t in WEIGHT_TYPES] + [
                 "matmul_experts_Q4_K", "matmul_experts_MXFP4", "matmul_experts_Q5_0", "router_topk_softmax",
@@ -633,7 +637,8 @@ def replays() -> dict:
 def test_kernel_matches_numpy(kernels, case):
     r = kernels[case]
     assert not isinstance(r, str), r
-    assert r <= TOL, f"{case}: normalized error {r:.3g} > {TOL}"
+    tol = Q8_TOL.get(case, TOL)
+    assert r <= tol, f"{case}: normalized error {r:.3g} > {tol}"
 
 
 @pytest.mark.slow
