@@ -75,7 +75,7 @@ def test_matvec(t, n, k, rows):
         assert rel(got, x.astype(np.float64) @ w.T) < 2e-2, cfg
 
 
-@pytest.mark.parametrize("k,res,has_w", [(4096, True, True), (96, False, True), (160, True, False)])
+@pytest.mark.parametrize("k,res,has_w", [(4096, True, True), (2880, True, True), (96, False, True), (160, True, False)])
 def test_norm_quantize(k, res, has_w):
     """The fused RMS norm (+ residual) then quantize: the norm as elementwise.rms_norm, then quantize_x."""
     rng = np.random.default_rng(k)

@@ -54,13 +54,14 @@ def _dot4(a, b, SIGNED: tl.constexpr, ASM: tl.constexpr):
 
 @triton.jit
 def quantize_kernel(x, w, res, sum_out, out, xq, xd, xs, K, eps, NB: tl.constexpr, NORM: tl.constexpr,
-                    HAS_W: tl.constexpr, HAS_RES: tl.constexpr):
+                    HAS_W: tl.constexpr, HAS_RES: tl.constexpr, KP: tl.constexpr):
     """x (T, K) f32 -> xq (T, K/4) i32, xd (T, K/32, 2) f32 [d, d * sum of the block's q],
     xs (T, K/16) f32 (d * sum of q per 16 values); grid (cdiv(K/32, NB), T).
 
-    With NORM (then one program holds a whole row: NB >= K/32) the row is first RMS-normed like
-    `elementwise.rms_norm_kernel` (x + res stored to sum_out with HAS_RES, times w with HAS_W),
-    stored to out, and that is what gets quantized."""
+    With NORM the row is first RMS-normed like `elementwise.rms_norm_kernel` (x + res stored to
+    sum_out with HAS_RES, times w with HAS_W), stored to out, and that is what gets quantized: each
+    program reads the whole row (KP >= K values, from L2 after the first) for the sum of squares
+    and normalizes its own NB blocks, so a one-token row is spread over several programs."""
     t = tl.program_id(1)
     b = tl.program_id(0) * NB + tl.arange(0, NB)
     ok = b < K // 32
@@ -72,10 +73,13 @@ def quantize_kernel(x, w, res, sum_out, out, xq, xd, xs, K, eps, NB: tl.constexp
     row = t.to(tl.int64) * K
     v = tl.load(x + row + off, mask=m4, other=0.0)
     if NORM:
+        kk = tl.arange(0, KP)
+        full = tl.load(x + row + kk, mask=kk < K, other=0.0)
         if HAS_RES:
+            full = full + tl.load(res + row + kk, mask=kk < K, other=0.0)
             v = v + tl.load(res + row + off, mask=m4, other=0.0)
             tl.store(sum_out + row + off, v, mask=m4)
-        ms = tl.sum(tl.sum(tl.sum(tl.sum(v * v, axis=3), axis=2), axis=1), axis=0) / K
+        ms = tl.sum(full * full, axis=0) / K
         v = v * (1.0 / tl.sqrt(ms + eps))
         if HAS_W:
             v = v * tl.load(w + off, mask=m4, other=0.0)
@@ -116,19 +120,22 @@ def quantize_x(x: torch.Tensor, nb: int = 8) -> tuple[torch.Tensor, torch.Tensor
     t, k = x.shape
     xqt = q8_buffers(t, k, x.device)
     quantize_kernel[(triton.cdiv(k // 32, nb), t)](x, x, x, x, x, *xqt, k, 0.0, NB=nb, NORM=False, HAS_W=False,
-                                                   HAS_RES=False, num_warps=2)
+                                                   HAS_RES=False, KP=1, num_warps=2)
     return xqt
+
+
+NORM_BLOCKS = 16  # blocks of 32 values each program of `norm_quantize` normalizes and quantizes
 
 
 def norm_quantize(x: torch.Tensor, w, eps: float, out: torch.Tensor, res=None, sum_out=None):
     """rms_norm of x (T, K) (+ res, stored to sum_out) (* w) into out, and out quantized (xq, xd, xs)."""
     t, k = x.shape
     xqt = q8_buffers(t, k, x.device)
-    nb = triton.next_power_of_2(k // 32)
-    quantize_kernel[(1, t)](x, w if w is not None else x, res if res is not None else x,
-                            sum_out if sum_out is not None else x, out, *xqt, k, eps, NB=nb, NORM=True,
-                            HAS_W=w is not None, HAS_RES=res is not None,
-                            num_warps=8 if k >= 2048 else 4 if k >= 1024 else 1)
+    nb = min(NORM_BLOCKS, triton.next_power_of_2(k // 32))
+    quantize_kernel[(triton.cdiv(k // 32, nb), t)](
+        x, w if w is not None else x, res if res is not None else x, sum_out if sum_out is not None else x, out,
+        *xqt, k, eps, NB=nb, NORM=True, HAS_W=w is not None, HAS_RES=res is not None,
+        KP=triton.next_power_of_2(k), num_warps=4 if k >= 1024 else 1)
     return xqt
 
 
