@@ -175,7 +175,7 @@ class CudaOps(BaseOps):
         E, n = w.shape[0], w.shape[1]
         x = x.float().contiguous()
         ids = ids.contiguous()
-        if T > MATVEC_MAX_ROWS and not self.capturing:
+        if T > MATVEC_MAX_ROWS and not self.capturing and not self._pairs_cheaper(w, T * nsel):
             return self._experts_grouped(x, w, ids)
         if w.quantized:
             out = torch.empty((T, nsel, n), dtype=torch.float32, device=self.device)
@@ -188,6 +188,16 @@ class CudaOps(BaseOps):
         sel = w.dense.view(E, n, w.k)[ids.long()].float()  # (T, k, N, K): the selected slabs only
         xs = x[:, None, :, None] if x.dim() == 2 else x[..., None]
         return torch.matmul(sel, xs)[..., 0]
+
+    def _pairs_cheaper(self, w: CudaWeight, pairs: int) -> bool:
+        """Many tokens: whether one 8-bit matvec over every (token, expert) pair (each reads its
+        expert's rows: pairs x expert bytes at ~3 TB/s) beats the per-expert GEMM loop (host-bound:
+        ~60 us of launches per expert). Many small experts (Qwen3.5-35B-A3B: 256 of 0.6 MB) take the
+        pairs, few big ones (GPT-OSS: 32 of 8 MB) the loop."""
+        if self.exact or not w.quantized or w.ggml_type not in MMVQ_EXPERTS:
+            return False
+        expert_bytes = w.nbytes / w.shape[0]
+        return pairs * expert_bytes / 3e12 < w.shape[0] * 60e-6
 
     def _experts_grouped(self, x, w: CudaWeight, ids):
         """Many tokens: gather the (token, slot) pairs of each expert hit, one GEMM per expert."""
