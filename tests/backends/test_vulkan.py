@@ -114,18 +114,21 @@ def _weight_case(vk, cpu, rng, name: str) -> float:
 
 
 def _attention_case(vk, cpu, rng, name: str) -> float:
-    """A cache of 70 cells (68 in use), and one of 300 (290 in use: several rounds of the kernel's key
-    tiles) for attention_gqa."""
-    return max(_attention_at(vk, cpu, rng, name, S, n_kv) for S, n_kv in
-               ((70, 68), (300, 290))[:2 if name == "attention_gqa" else 1])
+    """A cache of 70 cells (68 in use); for attention_gqa also one of 300 (290 in use: several rounds of
+    the kernel's key tiles), a decode step of Qwen3-8B's heads at a short cache, odd head dims and
+    heads of 256."""
+    shapes = [(70, 68, 3, 6, 2, 40, 48)]  # cells, in use, tokens, q heads, kv heads, Dh, Dv
+    if name == "attention_gqa":
+        shapes += [(300, 290, 3, 6, 2, 40, 48), (21, 20, 1, 32, 8, 128, 128), (50, 37, 2, 3, 1, 37, 19),
+                   (9, 9, 1, 4, 4, 256, 256)]
+    return max(_attention_at(vk, cpu, rng, name, *sh) for sh in shapes)
 
 
-def _attention_at(vk, cpu, rng, name: str, S: int, n_kv: int) -> float:
-    T, Hq, Hkv, Dh = 3, 6, 2, 40
-    q, k, v = _rand(rng, T, Hq, Dh), _rand(rng, S, Hkv, Dh), _rand(rng, S, Hkv, Dh + 8)
+def _attention_at(vk, cpu, rng, name: str, S: int, n_kv: int, T: int, Hq: int, Hkv: int, Dh: int, Dv: int) -> float:
+    q, k, v = _rand(rng, T, Hq, Dh), _rand(rng, S, Hkv, Dh), _rand(rng, S, Hkv, Dv)
     kv_pos = np.arange(S, dtype=np.int32)
-    kv_pos[[3, 40]] = -1
-    q_pos = np.array([n_kv - 8, n_kv - 2, n_kv - 1], np.int32)
+    kv_pos[[i for i in (3, 40) if i < S]] = -1
+    q_pos = np.array([n_kv - 8, n_kv - 2, n_kv - 1][3 - T:], np.int32)
     kw = {"window": 0, "softcap": 0.0, "sinks": None}
     if name == "attention_window":
         kw["window"] = 9
@@ -418,14 +421,15 @@ def _norm4_case(vk, cpu, rng, name: str) -> float:
         return max([_err(g, r) for g, r in zip(got, cpu.split(y, (16, 5, 10)))] + [float(n != 2)]
                    + [_err(C(g), r) for g, r in zip(two, cpu.split(y, (20, 11)))])
     if name == "rms_norm4":
-        for rows, D, has_w in ((3, 36, True), (7, 1100, False), (2, 4608, True), (1, 256, True)):
+        for rows, D, has_w in ((3, 36, True), (7, 1100, False), (2, 4608, True), (1, 256, True), (1, 4096, True),
+                               (5, 3076, False)):
             x, r, w = _rand(rng, rows, D, scale=2.0), _rand(rng, rows, D), _rand(rng, D) if has_w else None
             vw = V(w) if w is not None else None
             errs.append(_err(C(vk.rms_norm(V(x), vw, 1e-6)), cpu.rms_norm(x, w, 1e-6)))
             (s, y), (rs, ry) = vk.add_rms_norm(V(x), V(r), vw, 1e-5), cpu.add_rms_norm(x, r, w, 1e-5)
             errs += [_err(C(s), rs), _err(C(y), ry)]
         return max(errs)
-    for rows, K in ((1, 512), (3, 512), (2, 4608)):  # 4608: a row of two chunks, the second partial
+    for rows, K in ((1, 512), (3, 512), (2, 4608), (1, 4096)):  # rows over 1024-value workgroups, 4608: the last partial
         qt = _qtensor(rng, "Q4_K", (29, K))
         wv, wc = vk.upload(qt), cpu.upload(qt)
         x, r, w = _rand(rng, rows, K, scale=2.0), _rand(rng, rows, K), _rand(rng, K)

@@ -457,8 +457,8 @@ class VulkanOps(BaseOps):
 
     def _norm(self, x: VkArray, r: VkArray | None, w: VkArray | None, eps: float, y: VkArray,
               s: VkArray | None = None) -> None:
-        """y = rms_norm(x (+ r, written to s)) * w; the vec4 kernel also writes y's 8-bit activations
-        for a few rows (what the decode matvecs read)."""
+        """y = rms_norm(x (+ r, written to s)) * w; the vec4 kernel spreads a row over workgroups of
+        1024 values and also writes y's 8-bit activations for a few rows (what the decode matvecs read)."""
         D = x.shape[-1]
         rows = x.size // D
         wb = w.buf if w is not None else self._dummy
@@ -474,7 +474,8 @@ class VulkanOps(BaseOps):
         u = self.dev.uniform("IIIfII", D, rows, int(w is not None), eps, int(r is not None), int(q8))
         bufs = [x.buf, r.buf if r is not None else self._dummy, wb, s.buf if s is not None else self._dummy_w,
                 y.buf, y.q8[1] if q8 else self._dummy_w]
-        self._run("rms_norm4", u, bufs, grid(rows), {"NC": str(-(-D // 4096))})
+        ns = -(-D // 1024)  # workgroups per row (each normalizes 1024 values)
+        self._run("rms_norm4", u, bufs, grid(rows * ns), {"NS": str(ns)})
 
     def add_rms_norm(self, x: VkArray, r: VkArray, w: VkArray | None, eps: float) -> tuple[VkArray, VkArray]:
         D = x.shape[-1]
@@ -621,7 +622,9 @@ class VulkanOps(BaseOps):
             o.q8 = (Hq * Dv, self.dev.buffer(4 * T * _q8_row_words(Hq * Dv)))
         bufs = [q.buf, k.buf, v.buf, q_pos.buf, kv_pos.buf, sinks.buf if sinks is not None else self._dummy, o.buf,
                 self._n_kv(int(n_kv), k.shape[0], q_pos), o.q8[1] if q8 else self._dummy_w]
-        self._run("attention", u, bufs, grid(T * Hq), {"Q8": "true" if q8 else "false", "DH": str(Dh), "DV": str(Dv)})
+        nc = max(4, 1 << (max(1, -(-Dv // 4)) - 1).bit_length())  # column slots: a power of two >= Dv / 4
+        subs = {"Q8": "true" if q8 else "false", "DH": str(Dh), "DV": str(Dv), "QN": str(-(-Dh // 4)), "NC": str(nc)}
+        self._run("attention", u, bufs, grid(T * Hq), subs)
         return o
 
     def _n_kv(self, n_kv: int, S: int, q_pos: VkArray) -> Any:

@@ -1,8 +1,10 @@
-// Causal / sliding-window attention with GQA, optional softcap and sinks: one workgroup of G * 64 per
-// (query token, query head); its G groups of 64 take turns over the keys in tiles of 64 (group g the
-// tiles g, g + G, ...), each with its own online softmax, merged at the end (short caches stay
-// latency-bound: G tiles are in flight at once); Dh, Dv <= 256 (compile-time DH, DV: the per-key
-// loops unroll).
+// Causal / sliding-window attention with GQA, optional softcap and sinks: one workgroup of 256 per
+// (query token, query head), over the keys in tiles of 64 with one online softmax. A tile is two
+// short parallel steps, so that a short cache costs a few memory latencies: the scores (4 threads
+// per key, each a quarter of the dot: thread part p takes dims p, p + 4, ...; the q values stay in
+// registers), then the weighted sum of V (thread = column slot c and key slice ks: columns c + NC r,
+// r < 4, keys ks, ks + NSL, ... of the tile), the slices summed at the end. Compile-time DH, DV <= 256
+// (QN = ceil(DH / 4)), NC (a power of two >= DV / 4, 4 <= NC <= 64) and NSL = 256 / NC.
 struct Params { T: u32, Hq: u32, Hkv: u32, Dh: u32, Dv: u32, unused: u32, window: u32, has_sinks: u32,
                 scale: f32, softcap: f32 }
 @group(0) @binding(0) var<uniform> P: Params;
@@ -19,16 +21,18 @@ struct Params { T: u32, Hq: u32, Hkv: u32, Dh: u32, Dv: u32, unused: u32, window
 const Q8: bool = {{Q8}};
 const DH: u32 = {{DH}}u;
 const DV: u32 = {{DV}}u;
+const QN: u32 = {{QN}}u;
+const NC: u32 = {{NC}}u;
+const NSL: u32 = 256u / NC;
 
 // #include "lib/q8.wgsl"
 
 const NEG: f32 = -3.0e38;
-const G: u32 = 4u;
-var<workgroup> qs: array<f32, 256>;
-var<workgroup> sc: array<f32, 64 * G>;
-var<workgroup> part: array<f32, 256 * G>;  // each group's unnormalized output
-var<workgroup> pm: array<f32, G>;  // and its running max and sum
-var<workgroup> pl: array<f32, G>;
+var<workgroup> sp: array<f32, 256>;  // the quarter dots
+var<workgroup> red: array<f32, 64>;  // the tile's max
+var<workgroup> pj: array<f32, 64>;  // the tile's exp(s - m) (0: masked)
+var<workgroup> part: array<f32, 1024>;  // each key slice's unnormalized output (4 NC columns)
+var<workgroup> lp: array<f32, 64>;  // and its sum of weights
 var<workgroup> ov: array<f32, 256>;  // Q8: the head's output
 
 @compute @workgroup_size(256)
@@ -41,68 +45,84 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let t = gg / P.Hq;
     let hq = gg % P.Hq;
     let hk = hq / (P.Hq / P.Hkv);
-    let grp = tid / 64u;
-    let lt = tid % 64u;
-    for (var d = tid; d < DH; d += 256u) { qs[d] = Q[gg * DH + d]; }
+    let kk = tid / 4u;
+    let qpart = tid % 4u;
+    let c = tid % NC;
+    let ks = tid / NC;
+    var qr: array<f32, QN>;
+    for (var i = 0u; i < QN; i++) {
+        let d = qpart + 4u * i;
+        qr[i] = select(0.0, Q[gg * DH + min(d, DH - 1u)], d < DH);
+    }
     let qp = QPOS[t];
     var m = NEG;
     var l = 0.0;
-    if (P.has_sinks != 0u && grp == 0u) { m = SINKS[hq]; l = 1.0; }
+    if (P.has_sinks != 0u) {
+        m = SINKS[hq];
+        if (ks == 0u) { l = 1.0; }
+    }
     var acc: array<f32, 4>;
-    workgroupBarrier();
-    for (var t0 = 0u; t0 < n_kv; t0 += 64u * G) {
-        let j0 = t0 + 64u * grp;
-        let j = j0 + lt;
-        var s = NEG;
-        if (j < n_kv) {
-            let kp = KPOS[j];
-            let dist = qp - kp;
-            if (kp >= 0 && dist >= 0 && (P.window == 0u || u32(dist) < P.window)) {
-                var dot = 0.0;
-                let kb = (j * P.Hkv + hk) * DH;
-                for (var d = 0u; d < DH; d++) { dot += qs[d] * K[kb + d]; }
-                if (P.softcap > 0.0) { dot = P.softcap * tanh(dot / P.softcap); }
-                s = dot * P.scale;
-            }
+    for (var t0 = 0u; t0 < n_kv; t0 += 64u) {
+        // scores: a quarter dot per thread; thread tid < 64 checks key t0 + tid meanwhile
+        let kb = (min(t0 + kk, n_kv - 1u) * P.Hkv + hk) * DH;
+        var dot = 0.0;
+        for (var i = 0u; i < QN; i++) {
+            let d = qpart + 4u * i;
+            if (d < DH) { dot += qr[i] * K[kb + d]; }
         }
-        sc[tid] = s;
+        var valid = false;
+        if (tid < 64u && t0 + tid < n_kv) {
+            let kp = KPOS[t0 + tid];
+            let dist = qp - kp;
+            valid = kp >= 0 && dist >= 0 && (P.window == 0u || u32(dist) < P.window);
+        }
+        sp[tid] = dot;
         workgroupBarrier();
-        let nj = select(0u, min(64u, n_kv - j0), j0 < n_kv);
-        var mt = m;
-        for (var i = 0u; i < nj; i++) { mt = max(mt, sc[64u * grp + i]); }
+        var s = NEG;
+        if (tid < 64u) {
+            if (valid) {
+                var dt = (sp[4u * tid] + sp[4u * tid + 1u]) + (sp[4u * tid + 2u] + sp[4u * tid + 3u]);
+                if (P.softcap > 0.0) { dt = P.softcap * tanh(dt / P.softcap); }
+                s = dt * P.scale;
+            }
+            red[tid] = s;
+        }
+        workgroupBarrier();
+        for (var k = 32u; k > 0u; k >>= 1u) {
+            if (tid < k) { red[tid] = max(red[tid], red[tid + k]); }
+            workgroupBarrier();
+        }
+        let mt = max(m, red[0]);
+        if (tid < 64u) { pj[tid] = select(0.0, exp(s - mt), s > 0.5 * NEG); }
         let alpha = exp(m - mt);
+        m = mt;
         l *= alpha;
         for (var r = 0u; r < 4u; r++) { acc[r] *= alpha; }
-        for (var i = 0u; i < nj; i++) {
-            let si = sc[64u * grp + i];
-            if (si > 0.5 * NEG) {
-                let p = exp(si - mt);
-                l += p;
-                let vb = ((j0 + i) * P.Hkv + hk) * DV;
-                for (var r = 0u; r < 4u; r++) {
-                    let d = lt + 64u * r;
-                    if (d < DV) { acc[r] += p * V[vb + d]; }
-                }
+        workgroupBarrier();
+        // weighted sum of V: the loads of a thread's keys do not wait on each other
+        for (var i = 0u; i < 64u / NSL; i++) {
+            let jj = ks + NSL * i;
+            let p = pj[jj];
+            let vb = (min(t0 + jj, n_kv - 1u) * P.Hkv + hk) * DV;
+            for (var r = 0u; r < 4u; r++) {
+                let d = c + NC * r;
+                let vv = V[vb + min(d, DV - 1u)];
+                if (p > 0.0 && d < DV) { acc[r] += p * vv; }
             }
+            l += p;
         }
-        m = mt;
         workgroupBarrier();
     }
-    for (var r = 0u; r < 4u; r++) {
-        let d = lt + 64u * r;
-        if (d < DV) { part[grp * DV + d] = acc[r]; }
-    }
-    if (lt == 0u) { pm[grp] = m; pl[grp] = l; }
+    for (var r = 0u; r < 4u; r++) { part[ks * 4u * NC + c + NC * r] = acc[r]; }
+    if (c == 0u) { lp[ks] = l; }
     workgroupBarrier();
     if (!live) { return; }
-    var mx = NEG;
-    for (var i = 0u; i < G; i++) { mx = max(mx, pm[i]); }
     var den = 0.0;
-    for (var i = 0u; i < G; i++) { den += pl[i] * exp(pm[i] - mx); }
+    for (var i = 0u; i < NSL; i++) { den += lp[i]; }
     let inv = select(0.0, 1.0 / den, den > 0.0);
     if (tid < DV) {
         var o = 0.0;
-        for (var i = 0u; i < G; i++) { o += part[i * DV + tid] * exp(pm[i] - mx); }
+        for (var i = 0u; i < NSL; i++) { o += part[i * 4u * NC + tid]; }
         O[gg * DV + tid] = o * inv;
         if (Q8) { ov[tid] = o * inv; }
     }

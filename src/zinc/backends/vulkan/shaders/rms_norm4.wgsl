@@ -1,9 +1,10 @@
 // y = s / sqrt(mean(s^2) + eps) * w over rows of D (D % 4 == 0) with s = x, or s = x + r (add = 1,
-// which also writes S); one workgroup of 256 per row. The row is read in chunks of 1024 vec4, thread
-// tid holding vec4 4 tid .. 4 tid + 3 of each chunk (NC chunks) in registers between the passes.
-// q8 = 1 also writes y's 8-bit activations to QO (lib/q8.wgsl; D % 256 == 0): the 16 values of a
-// thread are half a block of 32, quantized in place (the two halves swap their max and code sums
-// through workgroup memory).
+// which also writes S). A row is spread over NS = ceil(D / 1024) workgroups of 256 (workgroup g:
+// row g / NS, slice g % NS): each reads the whole row (from cache after the first) for the sum of
+// squares, thread tid reading vec4 256 k + tid (k < NS), and normalizes only its slice's vec4 (one
+// per thread), so a one-token row is not one workgroup's serial work.
+// q8 = 1 also writes y's 8-bit activations to QO (lib/q8.wgsl; D % 256 == 0): a block of 32 values is
+// 8 consecutive threads, which swap their max and code sums through workgroup memory.
 struct Params { D: u32, rows: u32, has_w: u32, eps: f32, add: u32, q8: u32 }
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> X: array<vec4<f32>>;
@@ -13,7 +14,7 @@ struct Params { D: u32, rows: u32, has_w: u32, eps: f32, add: u32, q8: u32 }
 @group(0) @binding(5) var<storage, read_write> Y: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> QO: array<u32>;
 
-const NC: u32 = {{NC}}u;
+const NS: u32 = {{NS}}u;
 
 // #include "lib/sum256.wgsl"
 
@@ -23,67 +24,60 @@ var<workgroup> csum: array<i32, 256>;
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
-    let row = wid.x + wid.y * nwg.x;
-    let live = row < P.rows;
+    let g = wid.x + wid.y * nwg.x;
+    let row = min(g / NS, P.rows - 1u);
+    let slc = g % NS;
+    let live = g / NS < P.rows;
     let D4 = P.D / 4u;
-    let base = min(row, P.rows - 1u) * D4;
-    var v: array<vec4<f32>, 4u * NC>;
+    let base = row * D4;
+    var mine = vec4<f32>(0.0);
     var ss = 0.0;
-    for (var k = 0u; k < 4u * NC; k++) {
-        let i = 1024u * (k / 4u) + 4u * tid + k % 4u;
+    for (var k = 0u; k < NS; k++) {
+        let i = 256u * k + tid;
         if (i < D4) {
             var a = X[base + i];
-            if (P.add != 0u) {
-                a += R[base + i];
-                if (live) { S[base + i] = a; }
-            }
-            v[k] = a;
+            if (P.add != 0u) { a += R[base + i]; }
             ss += dot(a, a);
+            if (k == slc) { mine = a; }
         }
     }
     let r = 1.0 / sqrt(sum256(tid, ss) / f32(P.D) + P.eps);
-    for (var k = 0u; k < 4u * NC; k++) {
-        let i = 1024u * (k / 4u) + 4u * tid + k % 4u;
-        if (i < D4) {
-            var y = v[k] * r;
-            if (P.has_w != 0u) { y *= Wt[i]; }
-            if (live) { Y[base + i] = y; }
-            v[k] = y;
-        }
+    let i = 256u * slc + tid;
+    let ok = live && i < D4;
+    var y = mine * r;
+    if (P.has_w != 0u && i < D4) { y *= Wt[i]; }
+    if (ok) {
+        Y[base + i] = y;
+        if (P.add != 0u) { S[base + i] = mine; }
     }
     if (P.q8 == 0u) { return; }
-    let qrow = min(row, P.rows - 1u) * (P.D / 4u + P.D / 8u);
-    let half = tid % 2u;
-    for (var c = 0u; c < NC; c++) {
-        let blk = 128u * c + tid / 2u;  // the thread's block of 32 in the row
-        let ok = live && 32u * blk < P.D;
-        var am = 0.0;
-        for (var j = 0u; j < 4u; j++) {
-            let a = abs(v[4u * c + j]);
-            am = max(am, max(max(a.x, a.y), max(a.z, a.w)));
-        }
-        amx[tid] = am;
-        workgroupBarrier();
-        am = max(am, amx[tid ^ 1u]);
-        let d = am / 127.0;
-        let inv = select(0.0, 127.0 / am, am > 0.0);
-        let u = blk / 2u;
-        let h = blk % 2u;
-        var s = 0;
-        for (var j = 0u; j < 4u; j++) {
-            let code = pack4xI8(vec4<i32>(round(v[4u * c + j] * inv)));
-            if (ok) { QO[qrow + 4u * ((2u * h + half) * (P.D / 64u) + u) + j] = code; }
-            s += dot4I8Packed(code, 0x01010101u);
-        }
-        csum[tid] = s;
-        workgroupBarrier();
-        let mb = qrow + P.D / 4u + 8u * u;
-        if (ok) {
-            QO[mb + 2u * h + half] = bitcast<u32>(d * f32(s));
-            if (half == 0u) {
-                QO[mb + 4u + h] = bitcast<u32>(d);
-                QO[mb + 6u + h] = bitcast<u32>(d * f32(s + csum[tid + 1u]));
-            }
-        }
+    let a = abs(y);
+    amx[tid] = max(max(a.x, a.y), max(a.z, a.w));
+    workgroupBarrier();
+    let b0 = tid & ~7u;  // the first thread of this block of 32
+    var am = 0.0;
+    for (var j = 0u; j < 8u; j++) { am = max(am, amx[b0 + j]); }
+    let d = am / 127.0;
+    let inv = select(0.0, 127.0 / am, am > 0.0);
+    let code = pack4xI8(vec4<i32>(round(y * inv)));
+    csum[tid] = dot4I8Packed(code, 0x01010101u);
+    workgroupBarrier();
+    let e = 4u * i;  // the thread's first element in the row
+    let u = e / 64u;  // its 64-value chunk, quarter p of it (16 values) and word in the quarter
+    let p = (e % 64u) / 16u;
+    let qrow = row * (P.D / 4u + P.D / 8u);
+    if (!ok) { return; }
+    QO[qrow + 4u * (p * (P.D / 64u) + u) + (e % 16u) / 4u] = code;
+    let mb = qrow + P.D / 4u + 8u * u;
+    if (tid % 4u == 0u) {
+        let s16 = csum[tid] + csum[tid + 1u] + csum[tid + 2u] + csum[tid + 3u];
+        QO[mb + p] = bitcast<u32>(d * f32(s16));
+    }
+    if (tid % 8u == 0u) {
+        let s32 = csum[tid] + csum[tid + 1u] + csum[tid + 2u] + csum[tid + 3u]
+                + csum[tid + 4u] + csum[tid + 5u] + csum[tid + 6u] + csum[tid + 7u];
+        let h = p / 2u;
+        QO[mb + 4u + h] = bitcast<u32>(d);
+        QO[mb + 6u + h] = bitcast<u32>(d * f32(s32));
     }
 }
