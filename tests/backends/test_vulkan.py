@@ -38,7 +38,7 @@ KERNEL_CASES = [f"{op}_{t}" for op in ("matmul", "embed") for t in WEIGHT_TYPES]
                 "scale_softcap", "argmax", "split_slice", "kv_write",
                 "matvec_Q4_K", "matvec_Q6_K", "matvec_glu_Q4_K", "matvec_glu_Q6_K", "matvec_bias_Q6_K",
                 "mvq_Q4_K", "mvq_Q6_K", "mvq_glu_Q4_K", "mvq_glu_Q6_K", "mvq_bias_Q4_K", "rms_norm4", "q8_chain",
-                "attention_q8", "q8_split"]
+                "attention_q8", "q8_split", "attention_rope_kv"]
 # decode matvec shapes tried: (lanes per row, rows per lane, row slots per workgroup, subgroup shuffles)
 MATVEC_SHAPES = [(32, 2, 2, True), (32, 2, 2, False), (4, 3, 2, True), (16, 1, 4, False), (8, 4, 1, True)]
 # the same for the 8-bit-activation kernels (mvq_glu writes 8-bit outputs when R * S % 32 == 0)
@@ -138,6 +138,48 @@ def _attention_at(vk, cpu, rng, name: str, S: int, n_kv: int, T: int, Hq: int, H
     vkw = dict(kw, sinks=vk.from_numpy(kw["sinks"]) if kw["sinks"] is not None else None)
     got = vk.attention(*(vk.from_numpy(a) for a in (q, k, v, q_pos, kv_pos)), n_kv, 0.15, **vkw)
     return _err(vk.to_numpy(got), ref)
+
+
+def _attention_rope_case(vk, cpu, rng) -> float:
+    """One token's Q and K norms + rope + KV write (rope_qk_kv_write) and the attention over that cache:
+    one dispatch (the attention does the rest), the cache written as the NumPy backend writes it, at
+    several head shapes (odd dims, a rope over part of the head, no norms, a cell rewritten in place);
+    and the rotated Q read directly (the deferred op runs on its own)."""
+    from zinc.backends.base import RopeParams
+
+    V, C = vk.from_numpy, vk.to_numpy
+    errs = []
+    for S, n_kv, slot, Hq, Hkv, Dh, Dv, n_dims, mode, norms in (
+            (30, 26, 25, 6, 2, 40, 48, 24, "neox", True), (21, 20, 19, 32, 8, 128, 128, 128, "neox", True),
+            (16, 16, 3, 3, 1, 37, 19, 36, "norm", False), (9, 9, 8, 4, 4, 256, 256, 256, "norm", True)):
+        p = RopeParams(n_dims=n_dims, mode=mode, freq_base=10000.0)
+        q, k, v = _rand(rng, 1, Hq, Dh, scale=2.0), _rand(rng, 1, Hkv, Dh, scale=2.0), _rand(rng, 1, Hkv, Dv)
+        qn, kn = (_rand(rng, Dh), _rand(rng, Dh)) if norms else (None, None)
+        ck, cv = _rand(rng, S, Hkv, Dh), _rand(rng, S, Hkv, Dv)
+        cp = np.arange(S, dtype=np.int32)
+        cp[5] = -1
+        pos, slots = np.array([n_kv - 1 if slot == n_kv - 1 else S], np.int32), np.array([slot], np.int32)
+        cp[slot] = 1000  # a stale position the write replaces
+        vn = [V(a) if a is not None else None for a in (qn, kn)]
+        for direct in (False, True):
+            cache = [a.copy() for a in (ck, cv, cp)]
+            rq = cpu.rope(cpu.rms_norm(q, qn, 1e-6) if norms else q, pos, p)
+            cpu.rope_kv_write(cpu.rms_norm(k, kn, 1e-6) if norms else k, v, pos, p, None, *cache, slots)
+            ref = cpu.attention(rq, cache[0], cache[1], pos, cache[2], n_kv, 0.125)
+            vcache = [V(a) for a in (ck, cv, cp)]
+            for a in vcache:
+                a.host = None  # read the device's copy back
+            vpos = V(pos)
+            d0 = vk.stats["dispatches"]
+            vq = vk.rope_qk_kv_write(V(q), V(k), V(v), vpos, p, None, *vcache, V(slots), q_norm=vn[0], k_norm=vn[1],
+                                     eps=1e-6)
+            if direct:
+                errs.append(_err(C(vq), rq))
+            got = C(vk.attention(vq, vcache[0], vcache[1], vpos, vcache[2], n_kv, 0.125))
+            n = vk.stats["dispatches"] - d0
+            errs += [_err(got, ref), _err(C(vcache[0]), cache[0]), _err(C(vcache[1]), cache[1]),
+                     float(np.any(C(vcache[2]) != cache[2])), float(not direct and n != 1)]
+    return max(errs)
 
 
 def _rope_case(vk, cpu, rng, name: str) -> float:
@@ -429,7 +471,7 @@ def _norm4_case(vk, cpu, rng, name: str) -> float:
             (s, y), (rs, ry) = vk.add_rms_norm(V(x), V(r), vw, 1e-5), cpu.add_rms_norm(x, r, w, 1e-5)
             errs += [_err(C(s), rs), _err(C(y), ry)]
         return max(errs)
-    for rows, K in ((1, 512), (3, 512), (2, 4608), (1, 4096)):  # rows over 1024-value workgroups, 4608: the last partial
+    for rows, K in ((1, 512), (3, 512), (2, 4608), (1, 4096)):  # 4608: the last 1024-value workgroup partial
         qt = _qtensor(rng, "Q4_K", (29, K))
         wv, wc = vk.upload(qt), cpu.upload(qt)
         x, r, w = _rand(rng, rows, K, scale=2.0), _rand(rng, rows, K), _rand(rng, K)
@@ -448,6 +490,8 @@ def _kernel_case(vk, cpu, name: str) -> float:
         return _matvec_case(vk, cpu, rng, name)
     if name in ("rms_norm4", "q8_chain", "attention_q8", "q8_split"):
         return _norm4_case(vk, cpu, rng, name)
+    if name == "attention_rope_kv":
+        return _attention_rope_case(vk, cpu, rng)
     if name in ("matmul_bias", "matmul_experts_bias"):
         return _bias_case(vk, cpu, rng, name)
     if name.startswith(("conv1d", "delta_net")):

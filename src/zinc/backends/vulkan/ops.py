@@ -20,7 +20,9 @@ Fusion without model changes: the fused ops of `base.py` have kernels (add + rms
 rope + KV write), and a few producers are deferred (`VkArray.pending`) so that their consumer can
 fold them in: a per-head rms_norm into the following rope (or rope + KV write), a matmul into the
 add of its bias row, a matmul over experts into the add of the selected experts' bias rows. A
-deferred dispatch that nothing fuses runs when its buffer is first bound. Inputs of deferred ops are
+deferred dispatch that nothing fuses runs when its buffer is first bound. A one-token
+`rope_qk_kv_write` (the Q and K norms + rope and the KV-cache write) is deferred whole and done by the
+attention over that cache, inside its dispatch (attention.wgsl, FUSE). Inputs of deferred ops are
 activations, which no op rewrites, so running them later gives the same result.
 
 RoPE angles are built on the host by the NumPy backend's `rope_cache` (the positions' host copy
@@ -609,21 +611,69 @@ class VulkanOps(BaseOps):
         cache_pos.host = None
         return y
 
+    def rope_qk_kv_write(self, q, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots, q_norm=None,
+                         k_norm=None, eps=0.0):
+        """A layer's Q rope and K rope + KV write, each after its per-head norm when given (q_norm, k_norm);
+        returns the rotated Q. One token: deferred, so that the attention over this cache does it all
+        inside its dispatch (see attention()); run on its own (copied into the returned array) if
+        something else reads the rotated Q first."""
+        T, Hq, Dh = q.shape
+        Hkv = cache_k.shape[1]
+        Dv = v.size // max(1, T * Hkv)
+        if not (T == 1 and k.shape == (1, Hkv, Dh) and v.size == Hkv * Dv and cache_v.shape[-1] == Dv
+                and Hq % Hkv == 0 and Dh <= 256 and Dv <= 256 and p.mode in ("norm", "neox", "imrope")
+                and q.dtype == k.dtype == v.dtype == "f32"):
+            return self._qk_rope(q, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots, q_norm, k_norm, eps)
+        y = self._new(q.shape)
+        out, nbytes = y._buf, y.nbytes  # not y itself: no reference cycle
+        args = (q, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots)
+
+        def record() -> None:
+            r = self._qk_rope(*args, q_norm, k_norm, eps)
+            self.dev.copy(r.buf, 0, out, 0, nbytes)
+        y.pending, y.lazy = record, ("qk_rope", args, q_norm, k_norm, eps)
+        cache_pos.host = None
+        return y
+
+    def _qk_rope(self, q, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots, q_norm, k_norm, eps):
+        """rope_qk_kv_write as separate ops (the Q norm + rope joins the K one's dispatch: see rope())."""
+        q = self.rope(self.rms_norm(q, q_norm, eps) if q_norm is not None else q, pos, p, freq_factors)
+        k = self.rms_norm(k, k_norm, eps) if k_norm is not None else k
+        self.rope_kv_write(k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots)
+        return q
+
     def attention(self, q, k, v, q_pos, kv_pos, n_kv, kq_scale, window=0, softcap=0.0, sinks=None):
+        """A one-token q from rope_qk_kv_write over the cache it writes: its norms, rope and KV write
+        run inside the attention dispatch (attention.wgsl, FUSE)."""
+        lz = q.lazy if q.pending is not None else None
+        fuse = (lz is not None and lz[0] == "qk_rope" and lz[1][6] is k and lz[1][7] is v and lz[1][8] is kv_pos
+                and lz[1][3] is q_pos)
+        if fuse:
+            q.pending = q.lazy = None
+            qr, kr, vr, _, p, ff, _, _, _, slots = lz[1]
+            q_norm, k_norm, eps = lz[2:]
         T, Hq, Dh = q.shape
         Hkv, Dv = k.shape[1], v.shape[2]
         if Dh > 256 or Dv > 256:
             raise ValueError(f"vulkan attention: head dims {Dh}/{Dv} exceed 256")
         o = self._new((T, Hq, Dv))
-        u = self.dev.uniform("IIIIIIIIff", T, Hq, Hkv, Dh, Dv, 0, int(window), int(sinks is not None),
-                             float(kq_scale), float(softcap))
+        rope = (p.n_dims, int(p.mode != "norm"), int(q_norm is not None), int(k_norm is not None), eps) if fuse \
+            else (0, 0, 0, 0, 0.0)
+        u = self.dev.uniform("IIIIIIIIffIIIIf", T, Hq, Hkv, Dh, Dv, 0, int(window), int(sinks is not None),
+                             float(kq_scale), float(softcap), *rope)
         q8 = self.matvec_q8 and T <= MVQ_ROWS and Dv % 32 == 0 and Hq * Dv % 256 == 0  # for the output projection
         if q8:
             o.q8 = (Hq * Dv, self.dev.buffer(4 * T * _q8_row_words(Hq * Dv)))
-        bufs = [q.buf, k.buf, v.buf, q_pos.buf, kv_pos.buf, sinks.buf if sinks is not None else self._dummy, o.buf,
-                self._n_kv(int(n_kv), k.shape[0], q_pos), o.q8[1] if q8 else self._dummy_w]
+        rd = self._dummy
+        extra = [rd] * 6
+        if fuse:
+            extra = [kr.buf, vr.buf, q_norm.buf if q_norm is not None else rd, k_norm.buf if k_norm is not None else rd,
+                     self._rope_table(q_pos, p, ff), slots.buf]
+        bufs = [(qr if fuse else q).buf, k.buf, v.buf, q_pos.buf, kv_pos.buf, sinks.buf if sinks is not None else rd,
+                o.buf, self._n_kv(int(n_kv), k.shape[0], q_pos), o.q8[1] if q8 else self._dummy_w, *extra]
         nc = max(4, 1 << (max(1, -(-Dv // 4)) - 1).bit_length())  # column slots: a power of two >= Dv / 4
-        subs = {"Q8": "true" if q8 else "false", "DH": str(Dh), "DV": str(Dv), "QN": str(-(-Dh // 4)), "NC": str(nc)}
+        subs = {"Q8": "true" if q8 else "false", "FUSE": "true" if fuse else "false", "DH": str(Dh), "DV": str(Dv),
+                "QN": str(-(-Dh // 4)), "NC": str(nc)}
         self._run("attention", u, bufs, grid(T * Hq), subs)
         return o
 
