@@ -38,7 +38,7 @@ KERNEL_CASES = [f"{op}_{t}" for op in ("matmul", "embed") for t in WEIGHT_TYPES]
                 "scale_softcap", "argmax", "split_slice", "kv_write",
                 "matvec_Q4_K", "matvec_Q6_K", "matvec_glu_Q4_K", "matvec_glu_Q6_K", "matvec_bias_Q6_K",
                 "mvq_Q4_K", "mvq_Q6_K", "mvq_glu_Q4_K", "mvq_glu_Q6_K", "mvq_bias_Q4_K", "rms_norm4", "q8_chain",
-                "attention_q8", "q8_split", "attention_rope_kv"]
+                "attention_q8", "q8_split", "attention_rope_kv", "q8_pair"]
 # decode matvec shapes tried: (lanes per row, rows per lane, row slots per workgroup, subgroup shuffles)
 MATVEC_SHAPES = [(32, 2, 2, True), (32, 2, 2, False), (4, 3, 2, True), (16, 1, 4, False), (8, 4, 1, True)]
 # the same for the 8-bit-activation kernels (mvq_glu writes 8-bit outputs when R * S % 32 == 0)
@@ -449,6 +449,28 @@ def _norm4_case(vk, cpu, rng, name: str) -> float:
         n = vk.stats["dispatches"] - d0
         want = cpu.matmul(_q8(C(o).reshape(T, Hq * D)), cpu.upload(qt))
         return max(_err(C(o), ref), _err(got, want), float(n != 1))
+    if name == "q8_pair":  # two pending products of one input and weight type: one dispatch when one
+        # weight's rows fill whole workgroups (Q next to K), else two; then a later lone product
+        from zinc.backends.vulkan.ops import MVQ_ROWS
+        errs = []
+        R, S = vk.matvec["mvq"][1:]
+        for t, N1, N2, T in (("Q4_K", 2 * R * S, 13, 1), ("Q6_K", 3 * R * S, 5, 6), ("Q4_K", 13, 2 * R * S, 1),
+                             ("Q4_K", 13, 5, 2)):
+            K = 512
+            q1, q2, q3 = _qtensor(rng, t, (N1, K)), _qtensor(rng, t, (N2, K)), _qtensor(rng, t, (7, K))
+            w1, w2, w3 = vk.upload(q1), vk.upload(q2), vk.upload(q3)
+            x = _rand(rng, T, K)
+            vx = V(x)
+            vk._q8(vx)  # the activations first: the products alone are counted
+            d0 = vk.stats["dispatches"]
+            y1, y2 = vk.matmul(vx, w1), vk.matmul(vx, w2)
+            g2, g1 = C(y2), C(y1)
+            n = vk.stats["dispatches"] - d0
+            g3 = C(vk.matmul(vx, w3))
+            want = -(-T // MVQ_ROWS) * (1 if N1 % (R * S) == 0 or N2 % (R * S) == 0 else 2)
+            errs += [_err(g1, cpu.matmul(_q8(x), cpu.upload(q1))), _err(g2, cpu.matmul(_q8(x), cpu.upload(q2))),
+                     _err(g3, cpu.matmul(_q8(x), cpu.upload(q3))), float(n != want)]
+        return max(errs)
     if name == "q8_split":  # a fused Q/K/V product split in 3: the matvec writes the 3 outputs itself
         K, T = 512, 3
         qt = _qtensor(rng, "Q4_K", (31, K))
@@ -488,7 +510,7 @@ def _kernel_case(vk, cpu, name: str) -> float:
     rng = np.random.default_rng(zlib.crc32(name.encode()))
     if name.startswith(("matvec_", "mvq_")):
         return _matvec_case(vk, cpu, rng, name)
-    if name in ("rms_norm4", "q8_chain", "attention_q8", "q8_split"):
+    if name in ("rms_norm4", "q8_chain", "attention_q8", "q8_split", "q8_pair"):
         return _norm4_case(vk, cpu, rng, name)
     if name == "attention_rope_kv":
         return _attention_rope_case(vk, cpu, rng)

@@ -137,6 +137,7 @@ class VulkanOps(BaseOps):
         self._recording: Any = None  # the Recording of the step being recorded, and its batch
         self._rec_batch: Any = None
         self._q_rope: Any = None  # weakref to the last deferred norm + rope (see rope())
+        self._mv_pending: list[tuple] = []  # weakrefs (y, x, weight, y's target) of deferred products: _mvq_pair
 
     def run_step(self, forward, cfg, weights, batch, cache):
         """One model step; a single-token step replays its recording (see replay.py)."""
@@ -260,7 +261,12 @@ class VulkanOps(BaseOps):
 
             def record_split(outs: list[VkArray]) -> None:
                 self._mvq("mvq", x, (w,), outs, None, {})
-            return self._deferred((*x.shape[:-1], N), record, "matmul", record_split)
+            y = self._deferred((*x.shape[:-1], N), record, "matmul", record_split)
+            target = VkArray(y._buf, y.shape)
+            y.pending = lambda: self._mvq_pair(x, w, target)
+            live = [e for e in self._mv_pending if getattr(e[0](), "pending", None) is not None]
+            self._mv_pending = live + [(weakref.ref(y), weakref.ref(x), w, weakref.ref(target))]
+            return y
         if T == 1 and w.ggml_type in MATVEC and x.dtype == "f32":
             def record(out: VkArray, bias: Any = None) -> VkArray:
                 self._matvec("matvec", x, (w,), out, bias, {})
@@ -315,9 +321,9 @@ class VulkanOps(BaseOps):
 
     def _mvq(self, kernel: str, x: VkArray, ws: tuple[VkWeight, ...], outs: list[VkArray], bias: Any,
              subs: dict[str, str]) -> None:
-        """y = W @ x on 8-bit activations into outs (mvq: up to 3 arrays that split y's columns; mvq_glu:
-        ws = (gate, up), and outs[0].q8 gets y's 8-bit activations when R * S % 32 == 0); one dispatch
-        per MVQ_ROWS tokens."""
+        """y = W @ x on 8-bit activations into outs (mvq: up to 3 arrays that split y's columns, or
+        ws = (w, w2) of one type and outs = (x @ w.T, x @ w2.T); mvq_glu: ws = (gate, up), and outs[0].q8
+        gets y's 8-bit activations when R * S % 32 == 0); one dispatch per MVQ_ROWS tokens."""
         w = ws[0]
         N, K = w.shape
         T = x.size // K
@@ -325,23 +331,42 @@ class VulkanOps(BaseOps):
         xq = self._q8(x)
         subs = {**subs, **self._mv_subs(kernel), "K": str(K), "UNITS": str(K // 64), "UNIT": mvq_src(w)}
         out = outs[0]
-        bufs = [xq, *(v.buf for v in ws), out._buf]
+        glu = kernel == "mvq_glu"
+        bufs = [xq, *(v.buf for v in ws[:1 + glu]), out._buf]
         widths = [o.shape[-1] for o in outs] + [0, 0]
-        if len(ws) > 1:
+        nw1, N = N, N + (ws[1].shape[0] if len(ws) > 1 and not glu else 0)  # rows of w, of the dispatch
+        if glu:
             qout = S * R % 32 == 0 and N % 256 == 0
             subs.update(UNIT2=mvq_src(ws[1], "2"), QOUT="true" if qout else "false")
             out.q8 = (N, self.dev.buffer(4 * T * _q8_row_words(N))) if qout else None
             bufs.append(out.q8[1] if qout else self._dummy_w)
         else:
+            subs["UNIT2"] = mvq_src(w, "2")
             bufs += [bias.buf if bias is not None else self._dummy, *(o._buf for o in outs[1:]),
-                     *self._dummy_ws[len(outs) - 1:]]
+                     *self._dummy_ws[len(outs) - 1:], ws[1].buf if len(ws) > 1 else self._dummy]
         for t0 in range(0, T, MVQ_ROWS):
-            if len(ws) > 1:
+            if glu:
                 u = self.dev.uniform("III", N, w.row_words // 4, t0)
             else:
-                u = self.dev.uniform("IIIIII", N, w.row_words // 4, int(bias is not None), widths[0],
-                                     widths[0] + widths[1], t0)
+                u = self.dev.uniform("IIIIIII", N, w.row_words // 4, int(bias is not None), widths[0],
+                                     widths[0] + widths[1], t0, nw1)
             self._run(kernel, u, bufs, grid(-(-N // (R * S))), {**subs, "NT": str(min(MVQ_ROWS, T - t0))})
+
+    def _mvq_pair(self, x: VkArray, w: VkWeight, out: VkArray) -> None:
+        """The deferred product x @ w.T into out, joined by another pending one of the same input and
+        weight type (a layer's K projection next to its Q where V has another type): one dispatch."""
+        L, R, S = self.matvec["mvq"]
+        for i, (ref, xref, w2, oref) in enumerate(self._mv_pending):
+            y2 = ref()  # while y2 is pending (not y itself: consumed) its closure holds its input and target
+            if (getattr(y2, "pending", None) is not None and xref() is x and w2.ggml_type == w.ggml_type
+                    and w2.row_words == w.row_words and (w.shape[0] % (R * S) == 0 or w2.shape[0] % (R * S) == 0)):
+                first = w.shape[0] % (R * S) == 0  # the first weight's rows fill whole workgroups
+                pair, outs = ((w, w2), [out, oref()]) if first else ((w2, w), [oref(), out])
+                y2.pending = y2.lazy = None
+                del self._mv_pending[i]
+                self._mvq("mvq", x, pair, outs, None, {})
+                return
+        self._mvq("mvq", x, (w,), [out], None, {})
 
     def _deferred(self, shape: tuple[int, ...], record: Any, kind: str, *info: Any) -> VkArray:
         """An output whose producing dispatch `record(out, bias=None)` runs on first use or fused."""
@@ -613,10 +638,9 @@ class VulkanOps(BaseOps):
 
     def rope_qk_kv_write(self, q, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots, q_norm=None,
                          k_norm=None, eps=0.0):
-        """A layer's Q rope and K rope + KV write, each after its per-head norm when given (q_norm, k_norm);
-        returns the rotated Q. One token: deferred, so that the attention over this cache does it all
-        inside its dispatch (see attention()); run on its own (copied into the returned array) if
-        something else reads the rotated Q first."""
+        """A layer's Q rope and K rope + KV write, each after its per-head norm when given; -> rotated Q.
+        One token: deferred, done inside the attention dispatch over this cache (see attention()), or
+        on its own (copied into the returned array) if something else reads the rotated Q first."""
         T, Hq, Dh = q.shape
         Hkv = cache_k.shape[1]
         Dv = v.size // max(1, T * Hkv)
@@ -643,8 +667,7 @@ class VulkanOps(BaseOps):
         return q
 
     def attention(self, q, k, v, q_pos, kv_pos, n_kv, kq_scale, window=0, softcap=0.0, sinks=None):
-        """A one-token q from rope_qk_kv_write over the cache it writes: its norms, rope and KV write
-        run inside the attention dispatch (attention.wgsl, FUSE)."""
+        """A one-token q of rope_qk_kv_write over its cache: that op runs in this dispatch (FUSE)."""
         lz = q.lazy if q.pending is not None else None
         fuse = (lz is not None and lz[0] == "qk_rope" and lz[1][6] is k and lz[1][7] is v and lz[1][8] is kv_pos
                 and lz[1][3] is q_pos)

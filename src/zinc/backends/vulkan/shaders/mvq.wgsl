@@ -6,7 +6,9 @@
 // each unit's activations loaded once for the R rows and its weights once for the NT activation rows;
 // one reduction over the L lanes at the end. has_bias = 1 adds BIAS (N). The output columns may be
 // split at n1 <= n2 into Y (NT, n1), Y2 (NT, n2 - n1), Y3 (NT, N - n2) (a fused Q/K/V projection).
-struct Params { N: u32, row_vec4: u32, has_bias: u32, n1: u32, n2: u32, t0: u32 }
+// Rows n >= nw1 are row n - nw1 of a second weight W2 of the same type (two products of one input in
+// one dispatch; nw1 = N: none), nw1 % (S R) == 0 keeping each workgroup on one weight.
+struct Params { N: u32, row_vec4: u32, has_bias: u32, n1: u32, n2: u32, t0: u32, nw1: u32 }
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> XQ: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> W: array<vec4<u32>>;
@@ -14,6 +16,7 @@ struct Params { N: u32, row_vec4: u32, has_bias: u32, n1: u32, n2: u32, t0: u32 
 @group(0) @binding(4) var<storage, read> BIAS: array<f32>;
 @group(0) @binding(5) var<storage, read_write> Y2: array<f32>;
 @group(0) @binding(6) var<storage, read_write> Y3: array<f32>;
+@group(0) @binding(7) var<storage, read> W2: array<vec4<u32>>;
 
 const L: u32 = {{L}}u;
 const R: u32 = {{R}}u;
@@ -26,6 +29,8 @@ const NACC: u32 = R * NT;  // sums per thread (lib/mv_reduce_*.wgsl)
 const XROW: u32 = K / 16u + K / 32u;  // vec4 per activation row (lib/q8.wgsl)
 
 {{UNIT}}
+
+{{UNIT2}}
 
 {{REDUCE}}
 
@@ -47,15 +52,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     let row0 = ((wid.x + wid.y * nwg.x) * S + t / L) * R;
     var acc: array<f32, NACC>;
     var wrow: array<u32, R>;
-    for (var r = 0u; r < R; r++) { wrow[r] = min(row0 + r, P.N - 1u) * P.row_vec4; }
-    for (var i = 0u; i < (UNITS + L - 1u) / L; i++) {
-        let u = lane + i * L;
-        if (UNITS % L == 0u || u < UNITS) {
-            var xs: array<XU, NT>;
-            for (var k = 0u; k < NT; k++) { xs[k] = mvq_x(u, (P.t0 + k) * XROW); }
-            for (var r = 0u; r < R; r++) {
-                let w = mvq_w(wrow[r], u);
-                for (var k = 0u; k < NT; k++) { acc[r * NT + k] += mvq_dot(w, xs[k]); }
+    let second = row0 >= P.nw1 && P.nw1 < P.N;
+    let r0 = select(0u, P.nw1, second);
+    for (var r = 0u; r < R; r++) { wrow[r] = (min(row0 + r, P.N - 1u) - r0) * P.row_vec4; }
+    if (second) {
+        for (var i = 0u; i < (UNITS + L - 1u) / L; i++) {
+            let u = lane + i * L;
+            if (UNITS % L == 0u || u < UNITS) {
+                var xs: array<XU, NT>;
+                for (var k = 0u; k < NT; k++) { xs[k] = mvq_x(u, (P.t0 + k) * XROW); }
+                for (var r = 0u; r < R; r++) {
+                    let w = mvq_w2(wrow[r], u);
+                    for (var k = 0u; k < NT; k++) { acc[r * NT + k] += mvq_dot(w, xs[k]); }
+                }
+            }
+        }
+    } else {
+        for (var i = 0u; i < (UNITS + L - 1u) / L; i++) {
+            let u = lane + i * L;
+            if (UNITS % L == 0u || u < UNITS) {
+                var xs: array<XU, NT>;
+                for (var k = 0u; k < NT; k++) { xs[k] = mvq_x(u, (P.t0 + k) * XROW); }
+                for (var r = 0u; r < R; r++) {
+                    let w = mvq_w(wrow[r], u);
+                    for (var k = 0u; k < NT; k++) { acc[r * NT + k] += mvq_dot(w, xs[k]); }
+                }
             }
         }
     }
