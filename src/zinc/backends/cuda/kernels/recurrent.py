@@ -1,9 +1,13 @@
-"""Recurrent-layer ops of the CUDA backend in torch: causal conv1d and the gated delta rule.
+"""Recurrent-layer ops of the CUDA backend: causal conv1d and the gated delta rule.
 
 Same functions as the NumPy backend's `zinc.backends.cpu.deltanet` (read its docstring for the
-math), written as device torch ops with no host sync, so a single-token step can be captured in a
-CUDA graph. States (the conv window and the (Hv, S, S) delta-rule matrices) are updated in place.
-The chunked form solves the unit lower-triangular system of each chunk with a triangular solve.
+math), with no host sync, so a single-token step can be captured in a CUDA graph. States (the conv
+window and the (Hv, S, S) delta-rule matrices) are updated in place.
+Each op of a step is one Triton kernel: `conv1d_kernel` (the depthwise taps and the window shift;
+steps of up to CONV_MAX_T tokens, longer ones take torch code) and `delta_rule_kernel` (the
+token-by-token delta rule: decay, delta update and output of every token, the state held in registers
+between them). The chunked form (prefill) is torch code; it solves the unit lower-triangular system
+of each chunk with a triangular solve.
 """
 
 from __future__ import annotations
@@ -11,11 +15,46 @@ from __future__ import annotations
 import math
 
 import torch
+import triton
+import triton.language as tl
+
+CONV_MAX_T = 64  # up to this many tokens conv1d runs `conv1d_kernel` (one program walks all the tokens)
+DELTA_BV = 16  # value-dim columns of the state per program of `delta_rule_kernel`
+CONV_BC = 256  # channels per program of `conv1d_kernel`
+
+
+@triton.jit(do_not_specialize=["T"])  # T = 1 stays a runtime value: the window-row tests are on tensors
+def conv1d_kernel(x, state, w, out, T, C, K: tl.constexpr, BC: tl.constexpr):
+    """Depthwise causal conv over the window [state (K-1, C), x (T, C)] (oldest first):
+    out[t, c] = sum_j win[t + j, c] * w[c, j] in tap order; then state = win[T:]; grid (cdiv(C, BC),).
+    Each program owns its channels, so the window is read before it is shifted in place."""
+    c = tl.program_id(0) * BC + tl.arange(0, BC)
+    cm = c < C
+    for t in range(T):
+        acc = tl.zeros([BC], dtype=tl.float32)
+        for j in tl.static_range(K):
+            r = t + j  # window row: state row r if r < K-1, else x row r - (K-1)
+            a = tl.load(state + r * C + c, mask=cm & (r < K - 1), other=0.0)
+            b = tl.load(x + (r - (K - 1)) * C + c, mask=cm & (r >= K - 1), other=0.0)
+            tap = tl.load(w + c * K + j, mask=cm, other=0.0)
+            acc = acc + tl.where(r < K - 1, a, b) * tap
+        tl.store(out + t * C + c, acc, mask=cm)
+    for i in tl.static_range(K - 1):  # row i of the new state: window row T + i (rows > i not yet written)
+        r = T + i
+        a = tl.load(state + r * C + c, mask=cm & (r < K - 1), other=0.0)
+        b = tl.load(x + (r - (K - 1)) * C + c, mask=cm & (r >= K - 1), other=0.0)
+        tl.store(state + i * C + c, tl.where(r < K - 1, a, b), mask=cm)
 
 
 def conv1d_causal(x: torch.Tensor, state: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     """Depthwise causal conv of x (T, C) over [state (K-1, C), x]; state keeps the last K-1 inputs."""
     T, K = x.shape[0], w.shape[1]
+    if T <= CONV_MAX_T and state.is_contiguous() and state.dtype == torch.float32:
+        x, w = x.float().contiguous(), w.float().contiguous()
+        C = x.shape[1]
+        out = torch.empty((T, C), dtype=torch.float32, device=x.device)
+        conv1d_kernel[(triton.cdiv(C, CONV_BC),)](x, state, w, out, T, C, K=K, BC=CONV_BC, num_warps=2)
+        return out
     win = torch.cat([state, x.float()], dim=0)  # (T + K - 1, C), oldest first
     y = win[0:T] * w[:, 0]
     for j in range(1, K):  # f32 sum over the taps in order
@@ -30,9 +69,55 @@ def _tiled(x: torch.Tensor, n_v: int) -> torch.Tensor:
     return x if n_k == n_v else x.repeat(1, n_v // n_k, 1)
 
 
+@triton.jit
+def delta_rule_kernel(q, k, v, g, beta, state, out, T, HK, HV, SK, SV, scale, BK: tl.constexpr,
+                      BV: tl.constexpr):
+    """The delta rule over T tokens for value head h and state columns [jb*BV, jb*BV + BV); grid (Hv,
+    cdiv(SV, BV)). q, k (T, HK, SK) (v-head h reads k-head h % HK), v (T, HV, SV), g, beta (T, HV),
+    state (HV, SK, SV) in place, out (T, HV, SV). Per token: s *= exp(g); d = beta (v - s^T k);
+    s += k d^T; o = s^T q * scale. A column of the state depends only on itself, so the columns split."""
+    h = tl.program_id(0)
+    hk = h % HK
+    i = tl.arange(0, BK)
+    j = tl.program_id(1) * BV + tl.arange(0, BV)
+    im, jm = i < SK, j < SV
+    sp = state + h.to(tl.int64) * SK * SV + i[:, None] * SV + j[None, :]
+    sm = im[:, None] & jm[None, :]
+    s = tl.load(sp, mask=sm, other=0.0)
+    for t in range(T):
+        kt = tl.load(k + (t * HK + hk) * SK + i, mask=im, other=0.0)
+        qt = tl.load(q + (t * HK + hk) * SK + i, mask=im, other=0.0)
+        vt = tl.load(v + (t * HV + h) * SV + j, mask=jm, other=0.0)
+        gt = tl.load(g + t * HV + h)
+        bt = tl.load(beta + t * HV + h)
+        s = s * tl.exp(gt)
+        kv = tl.sum(s * kt[:, None], axis=0)  # s^T k: (BV,)
+        d = (vt - kv) * bt
+        s = s + kt[:, None] * d[None, :]
+        o = tl.sum(s * qt[:, None], axis=0) * scale
+        tl.store(out + (t * HV + h) * SV + j, o, mask=jm)
+    tl.store(sp, s, mask=sm)
+
+
+def _delta_step(q, k, v, g, beta, state: torch.Tensor) -> torch.Tensor:
+    """`delta_rule_kernel` on f32 contiguous inputs -> (T, Hv, Sv)."""
+    T, Hv, Sv = v.shape
+    Hk, Sk = q.shape[1], q.shape[2]
+    q, k, v, g, beta = (a.float().contiguous() for a in (q, k, v, g, beta))
+    out = torch.empty((T, Hv, Sv), dtype=torch.float32, device=v.device)
+    bv = min(DELTA_BV, triton.next_power_of_2(Sv))
+    bk = triton.next_power_of_2(Sk)
+    delta_rule_kernel[(Hv, triton.cdiv(Sv, bv))](q, k, v, g, beta, state, out, T, Hk, Hv, Sk, Sv,
+                                                  1.0 / math.sqrt(Sv), BK=bk, BV=bv,
+                                                  num_warps=4 if bk * bv >= 2048 else 2)
+    return out
+
+
 def delta_net_recurrent(q, k, v, g, beta, state: torch.Tensor) -> torch.Tensor:
     """The delta rule token by token; state (Hv, S, S) [head, key dim, value dim], in place -> (T, Hv, S)."""
     T, Hv, Sv = v.shape
+    if state.is_contiguous() and state.dtype == torch.float32:
+        return _delta_step(q, k, v, g, beta, state)
     q, k = _tiled(q.float(), Hv), _tiled(k.float(), Hv)
     v, beta = v.float(), beta.float()
     decay = torch.exp(g.float())

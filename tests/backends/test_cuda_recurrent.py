@@ -1,0 +1,150 @@
+"""The CUDA backend's step kernels of recurrent layers and mixture of experts against the NumPy backend:
+conv1d (`conv1d_kernel`), the token-by-token delta rule (`delta_rule_kernel`), the router's top-k and
+the experts' weighted sum (`kernels/moe.py`), on fresh random inputs at several shapes, odd ones too.
+
+Without a GPU the kernels run in Triton's interpreter (TRITON_INTERPRET=1, set here before Triton
+is imported) on CPU tensors; with one they run on it. Skipped when torch or triton is missing.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+pytest.importorskip("triton")
+
+from zinc.backends.cpu import CpuOps  # noqa: E402
+from zinc.backends.cuda.kernels import recurrent as krec  # noqa: E402
+from zinc.backends.cuda.ops import CudaOps  # noqa: E402
+from zinc.testing.compare import rel_err as rel  # noqa: E402
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+
+
+@pytest.fixture(scope="module")
+def ops():
+    return CudaOps(device=DEVICE, graphs=False)
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return CpuOps()
+
+
+def rand(rng, *shape, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def dev(a: np.ndarray) -> torch.Tensor:
+    """A device copy that never shares memory with `a` (from_numpy on a CPU device would)."""
+    return torch.from_numpy(a.copy()).to(DEVICE)
+
+
+# ------------------------------------------------------------------------------------ conv1d
+
+
+@pytest.mark.parametrize("T,C,K", [(1, 23, 4), (1, 300, 4), (2, 257, 3), (5, 37, 4), (3, 64, 2), (1, 19, 1)])
+def test_conv1d_step(ops, ref, T, C, K):
+    """Output and the shifted window (in place, same address) after two calls, the second reading
+    the state the first left."""
+    rng = np.random.default_rng(T * 1000 + C + K)
+    st, w = rand(rng, K - 1, C), rand(rng, C, K)
+    dst, dw = dev(st), dev(w)
+    addr = dst.data_ptr()
+    for step in range(2):
+        x = rand(rng, T, C)
+        got = ops.to_numpy(ops.conv1d_causal(dev(x), dst, dw))
+        want = ref.conv1d_causal(x, st, w)
+        assert got.shape == want.shape and rel(got, want) < 1e-6, step
+        assert np.array_equal(ops.to_numpy(dst), st) and dst.data_ptr() == addr
+
+
+def test_conv1d_long_step_takes_torch(ops, ref):
+    T = krec.CONV_MAX_T + 3
+    rng = np.random.default_rng(3)
+    x, st, w = rand(rng, T, 29), rand(rng, 3, 29), rand(rng, 29, 4)
+    dst = dev(st)
+    got = ops.to_numpy(ops.conv1d_causal(dev(x), dst, dev(w)))
+    assert rel(got, ref.conv1d_causal(x, st, w)) < 1e-6 and np.array_equal(ops.to_numpy(dst), st)
+
+
+# ------------------------------------------------------------------------------------ delta rule
+
+
+def delta_inputs(rng, n, Hk, Hv, S):
+    def l2(x):
+        return (x / np.sqrt((x.astype(np.float64) ** 2).sum(-1, keepdims=True) + 1e-6)).astype(np.float32)
+
+    q, k, v = l2(rand(rng, n, Hk, S)), l2(rand(rng, n, Hk, S)), rand(rng, n, Hv, S)
+    g = (-np.exp(rng.uniform(-3.0, 1.0, (n, Hv)))).astype(np.float32)
+    beta = (1 / (1 + np.exp(-rand(rng, n, Hv)))).astype(np.float32)
+    return q, k, v, g, beta
+
+
+@pytest.mark.parametrize("T,Hk,Hv,S", [(1, 2, 4, 32), (1, 1, 3, 24), (1, 3, 3, 7), (2, 2, 6, 40), (5, 1, 2, 16),
+                                       (1, 4, 8, 128)])
+def test_delta_rule_step(ops, ref, T, Hk, Hv, S):
+    """Outputs and the state (in place) over three calls; v-head h reads k-head h % Hk."""
+    rng = np.random.default_rng(T * 100 + Hk * 10 + Hv + S)
+    st = rand(rng, Hv, S, S, scale=0.3)
+    dst = dev(st)
+    addr = dst.data_ptr()
+    for step in range(3):
+        q, k, v, g, beta = delta_inputs(rng, T, Hk, Hv, S)
+        got = ops.to_numpy(ops.delta_net_recurrent(*(dev(a) for a in (q, k, v, g, beta)), dst))
+        want = ref.delta_net_recurrent(q, k, v, g, beta, st)
+        assert got.shape == want.shape and rel(got, want) < 1e-5, step
+        assert rel(ops.to_numpy(dst), st) < 1e-5 and dst.data_ptr() == addr
+
+
+def test_gated_delta_net_one_token_uses_kernel(ops, ref, monkeypatch):
+    """The decode form (one token) runs the kernel, not the per-token torch loop."""
+    calls, step = [], krec._delta_step
+    monkeypatch.setattr(krec, "_delta_step", lambda *a: calls.append(1) or step(*a))
+    rng = np.random.default_rng(9)
+    q, k, v, g, beta = delta_inputs(rng, 1, 2, 4, 16)
+    st = rand(rng, 4, 16, 16, scale=0.3)
+    dst = dev(st)
+    got = ops.to_numpy(ops.gated_delta_net(*(dev(a) for a in (q, k, v, g, beta)), dst))
+    assert calls and rel(got, ref.delta_net_recurrent(q, k, v, g, beta, st)) < 1e-5
+
+
+# ------------------------------------------------------------------------------------ mixture of experts
+
+
+@pytest.mark.parametrize("gating,norm_w,w_scale", [("softmax", True, 1.0), ("softmax", False, 2.5),
+                                                   ("sigmoid", True, 1.0), ("sigmoid", False, 0.0),
+                                                   ("softmax_weight", False, 1.0), ("softmax_weight", True, 1.5)])
+@pytest.mark.parametrize("T,E,k", [(1, 256, 8), (1, 11, 3), (4, 37, 5), (7, 128, 4), (2, 16, 1)])
+def test_router_topk(ops, ref, gating, norm_w, w_scale, T, E, k):
+    rng = np.random.default_rng(E * 10 + k + T)
+    logits = rand(rng, T, E, scale=2.0)
+    ids, w = ops.router_topk(dev(logits), k, gating, norm_w, w_scale)
+    rid, rw = ref.router_topk(logits, k, gating, norm_w, w_scale)
+    assert ops.to_numpy(ids).dtype == np.int32 and ops.to_numpy(w).dtype == np.float32
+    assert (ops.to_numpy(ids) == rid).all() and rel(ops.to_numpy(w), rw) < 1e-6
+
+
+@pytest.mark.parametrize("gating", ["softmax", "sigmoid", "softmax_weight"])
+def test_router_ties_to_lower_id(ops, ref, gating):
+    """Equal logits (so equal probabilities) are taken lowest expert id first, as a stable sort."""
+    logits = np.array([[0.5, 2.0, 2.0, -1.0, 2.0, 0.5, 0.5, 3.0, 0.5],
+                       [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]], np.float32)
+    ids, w = ops.router_topk(dev(logits), 6, gating, True, 1.0)
+    rid, rw = ref.router_topk(logits, 6, gating, True, 1.0)
+    assert (ops.to_numpy(ids) == rid).all() and rel(ops.to_numpy(w), rw) < 1e-6
+    assert ops.to_numpy(ids)[0].tolist() == [7, 1, 2, 4, 0, 5]
+
+
+@pytest.mark.parametrize("T,k,D", [(1, 8, 2048), (1, 3, 37), (5, 4, 300), (2, 1, 64)])
+def test_weighted_sum(ops, ref, T, k, D):
+    rng = np.random.default_rng(T + k + D)
+    x, w = rand(rng, T, k, D), rand(rng, T, k)
+    got = ops.to_numpy(ops.weighted_sum(dev(x), dev(w)))
+    want = ref.weighted_sum(x, w)
+    assert got.shape == want.shape and rel(got, want) < 1e-6
