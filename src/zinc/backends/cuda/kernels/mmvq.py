@@ -17,6 +17,12 @@ Q4_K qs (N, K/8) words whose low nibbles are values 64g + i and high nibbles 64g
 (N, K/8) words whose low nibbles are values 32b + i and high nibbles 32b + 16 + i of block b (an
 E2M1 code: doubled it is an integer in [-12, 12], turned into bytes by `_e2m1_dot`).
 
+Q4_K and Q6_K have a second form (V = 1 in a configuration, `_part_q4k_t` / `_part_q6k_t`): each
+thread's 16-byte share of a row carries whole 16-value runs, so the block scales, mins and activation
+sums it needs are its own and the loop has no cross-thread reductions (about half the SASS per weight
+byte of the first form, `python bench/cuda_mmvq_sweep.py --sass`); U unrolls its loop so that U steps'
+weight loads are in flight together.
+
 `matvec_experts` is the same product over the experts a MoE router selected: for an expert stack
 (E, N, K) (uploaded as E*N rows) out[t, j] = W[ids[t, j]] . x[t] (or x[t, j]), the ids read on the
 device (no host sync: a CUDA graph can hold the launch); with `glu` one kernel does gate and up.
@@ -180,6 +186,59 @@ def _part_q4k(qw, sm4, dm, xq, xd, r, c, K, ASM: tl.constexpr, NG: tl.constexpr,
 
 
 @triton.jit
+def _dp4a(a, b, c, ASM: tl.constexpr):
+    """c + the four unsigned bytes of a times the signed bytes of b (one dp4a, accumulating)."""
+    if ASM:
+        return tl.inline_asm_elementwise("dp4a.u32.s32 $0, $1, $2, $3;", "=r,r,r,r", [a, b, c], dtype=tl.int32,
+                                         is_pure=True, pack=1)
+    else:
+        return c + _dot4(a, b, False, False)
+
+
+@triton.jit
+def _part_q4k_t(qw, sm4, dm, xq, xd, xs, r, c, K, ASM: tl.constexpr, NG: tl.constexpr, EVEN: tl.constexpr):
+    """Q4_K, per-thread form (variant 1): rows r (BN,) over groups [c, c + NG) -> (BN, NG, 2) partials.
+
+    Each thread takes 4 words (16 bytes) of one half h of a 64-value group: the low nibbles are the
+    16 values 64g + 16h + [0, 16) (xs run 4g + h), the high ones 64g + 32 + 16h + [0, 16) (run
+    4g + 2 + h), so its share of the block dot, the scales and the mins' term need no other thread:
+    no shuffles in the loop, one sum at the end. The activation words and scales of a group are
+    loaded once per thread for the BN rows it holds. Row offsets are written as multiples of 32 words
+    (K is a multiple of 256) so the weight loads are 16 bytes wide."""
+    g = c + tl.arange(0, NG)
+    h = tl.arange(0, 2)
+    w = tl.arange(0, 4)
+    ok = _ok(g, K // 64, EVEN)
+    r3 = r[:, None, None]
+    row = r3 * ((K // 256) * 32)
+    o4 = g[:, None, None] * 8 + h[None, :, None] * 4 + w[None, None, :]  # (NG, 2, 4) word in the row
+    m4 = ok[:, None, None]
+    W = tl.load(qw + row[:, :, :, None] + o4[None], mask=m4[None], other=0)  # (BN, NG, 2, 4)
+    xo = g[:, None, None] * 16 + h[None, :, None] * 4 + w[None, None, :]
+    XL = tl.load(xq + xo, mask=m4, other=0)[None]
+    XH = tl.load(xq + xo + 8, mask=m4, other=0)[None]
+    dl = tl.sum(_dot4(W & M4, XL, False, ASM), axis=3)  # (BN, NG, 2) int
+    dh = tl.sum(_dot4((W >> 4) & M4, XH, False, ASM), axis=3)
+    g2 = g[:, None] + h[None, :] * 0  # (NG, 2)
+    m2 = ok[:, None]
+    v = tl.load(sm4 + r3 * ((K // 256) * 4) + g2[None], mask=m2[None], other=0)  # sc lo, sc hi, min lo, min hi
+    dmw = tl.load(dm.to(tl.pointer_type(tl.int32), bitcast=True) + r3 * (K // 256) + (g2 // 4)[None],
+                  mask=m2[None], other=0)  # (d, dmin) f16 pair
+    d = (dmw & 0xFFFF).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
+    dmin = (dmw >> 16).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
+    xdl = tl.load(xd + g2 * 4, mask=m2, other=0.0)[None]
+    xdh = tl.load(xd + g2 * 4 + 2, mask=m2, other=0.0)[None]
+    sl = g2 * 4 + h[None, :]
+    xsl = tl.load(xs + sl, mask=m2, other=0.0)[None]
+    xsh = tl.load(xs + sl + 2, mask=m2, other=0.0)[None]
+    il = (dl * (v & 255)).to(tl.float32)
+    ih = (dh * ((v >> 8) & 255)).to(tl.float32)
+    mnl = ((v >> 16) & 255).to(tl.float32)
+    mnh = ((v >> 24) & 255).to(tl.float32)
+    return d * (il * xdl + ih * xdh) - dmin * (mnl * xsl + mnh * xsh)
+
+
+@triton.jit
 def _part_q6k(ql, qh, sc, dd, xq, xd, xs, r, c, K, ASM: tl.constexpr, NG: tl.constexpr, EVEN: tl.constexpr):
     """Q6_K over 16-word units m in [c, c + NG): m = 2*(128-value half) + which 16-value run."""
     m = c + tl.arange(0, NG)
@@ -216,6 +275,57 @@ def _part_q6k(ql, qh, sc, dd, xq, xd, xs, r, c, K, ASM: tl.constexpr, NG: tl.con
     e2 = tl.load(xd + xd0 + 4, mask=ok, other=0.0)[None, :] * d2 - 32.0 * tl.load(xs + si + 4, mask=ok, other=0.0)[None, :]
     e3 = tl.load(xd + xd0 + 6, mask=ok, other=0.0)[None, :] * d3 - 32.0 * tl.load(xs + si + 6, mask=ok, other=0.0)[None, :]
     d = tl.load(dd + r[:, None] * (K // 256) + (h // 2)[None, :], mask=mo, other=0.0).to(tl.float32)
+    return d * (s0 * e0 + s1 * e1 + s2 * e2 + s3 * e3)
+
+
+@triton.jit
+def _part_q6k_t(ql, qh, sc, dd, xq, xd, xs, r, c, K, ASM: tl.constexpr, NG: tl.constexpr, EVEN: tl.constexpr):
+    """Q6_K, per-thread form (variant 1): the NG units [c, c + NG) of `_part_q6k` (NG even) as
+    (BN, NG/2, 2) partials, unit 2h + e. A thread holds 4 words (16 bytes) of each of ql (two runs),
+    ql + 8 words and qh of one unit: the 4 runs of 16 values it covers, their scales and activation
+    sums are its own, no shuffles in the loop. Row offsets are multiples of 32 words (16-byte loads)."""
+    NH: tl.constexpr = NG // 2
+    h = c // 2 + tl.arange(0, NH)
+    e = tl.arange(0, 2)
+    w = tl.arange(0, 4)
+    ok = _ok(h, K // 128, EVEN)
+    r4 = r[:, None, None, None]
+    m4 = ok[:, None, None]
+    oa = h[:, None, None] * 16 + e[None, :, None] * 4 + w[None, None, :]  # (NH, 2, 4)
+    Wa = tl.load(ql + r4 * ((K // 256) * 32) + oa[None], mask=m4[None], other=0)
+    Wb = tl.load(ql + r4 * ((K // 256) * 32) + oa[None] + 8, mask=m4[None], other=0)
+    H = tl.load(qh + r4 * ((K // 256) * 16) + (h[:, None, None] * 8 + e[None, :, None] * 4 + w[None, None, :])[None],
+                mask=m4[None], other=0)
+    xo = h[:, None, None] * 32 + e[None, :, None] * 4 + w[None, None, :]
+    d0 = tl.sum(_dot4((Wa & M4) | ((H << 4) & M30), tl.load(xq + xo, mask=m4, other=0)[None], False, ASM), axis=3)
+    d1 = tl.sum(_dot4((Wb & M4) | ((H << 2) & M30), tl.load(xq + xo + 8, mask=m4, other=0)[None], False, ASM), axis=3)
+    d2 = tl.sum(_dot4(((Wa >> 4) & M4) | (H & M30), tl.load(xq + xo + 16, mask=m4, other=0)[None], False, ASM),
+                axis=3)
+    d3 = tl.sum(_dot4(((Wb >> 4) & M4) | ((H >> 2) & M30), tl.load(xq + xo + 24, mask=m4, other=0)[None], False,
+                      ASM), axis=3)
+    m2 = ok[:, None]
+    si = h[:, None] * 8 + e[None, :]  # (NH, 2): scale and 16-value sum index of run j: si + 2j
+    r3 = r[:, None, None]
+    so = r3 * ((K // 256) * 16) + si[None]
+    s0 = tl.load(sc + so, mask=m2[None], other=0).to(tl.float32)
+    s1 = tl.load(sc + so + 2, mask=m2[None], other=0).to(tl.float32)
+    s2 = tl.load(sc + so + 4, mask=m2[None], other=0).to(tl.float32)
+    s3 = tl.load(sc + so + 6, mask=m2[None], other=0).to(tl.float32)
+    xd0 = h[:, None] * 8 + e[None, :] * 0  # d of 32-value block 4h + j at 2 * (4h + j)
+    x0 = tl.load(xd + xd0, mask=m2, other=0.0)[None]
+    x1 = tl.load(xd + xd0 + 2, mask=m2, other=0.0)[None]
+    x2 = tl.load(xd + xd0 + 4, mask=m2, other=0.0)[None]
+    x3 = tl.load(xd + xd0 + 6, mask=m2, other=0.0)[None]
+    y0 = tl.load(xs + si, mask=m2, other=0.0)[None]
+    y1 = tl.load(xs + si + 2, mask=m2, other=0.0)[None]
+    y2 = tl.load(xs + si + 4, mask=m2, other=0.0)[None]
+    y3 = tl.load(xs + si + 6, mask=m2, other=0.0)[None]
+    e0 = x0 * d0.to(tl.float32) - 32.0 * y0
+    e1 = x1 * d1.to(tl.float32) - 32.0 * y1
+    e2 = x2 * d2.to(tl.float32) - 32.0 * y2
+    e3 = x3 * d3.to(tl.float32) - 32.0 * y3
+    d = tl.load(dd + r3 * (K // 256) + (h // 2)[None, :, None] + e[None, None, :] * 0, mask=m2[None],
+                other=0.0).to(tl.float32)
     return d * (s0 * e0 + s1 * e1 + s2 * e2 + s3 * e3)
 
 
@@ -276,29 +386,56 @@ def _part(a, b, c, d, xqt, xdt, xst, r, u, K, QT: tl.constexpr, ASM: tl.constexp
 
 
 @triton.jit
+def _part_t(a, b, c, d, xqt, xdt, xst, r, u, K, QT: tl.constexpr, ASM: tl.constexpr, NG: tl.constexpr,
+            EVEN: tl.constexpr):
+    """The per-thread variant (V = 1) of `_part`: (BN, NG, 2) partial dots."""
+    if QT == 12:
+        return _part_q4k_t(a, b, c, xqt, xdt, xst, r, u, K, ASM, NG, EVEN)
+    else:
+        return _part_q6k_t(a, b, c, d, xqt, xdt, xst, r, u, K, ASM, NG, EVEN)
+
+
+@triton.jit
 def mmvq_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, QT: tl.constexpr, BN: tl.constexpr,
-                NG: tl.constexpr, KS: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr, ACT: tl.constexpr):
+                NG: tl.constexpr, KS: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr, ACT: tl.constexpr,
+                V: tl.constexpr = 0, U: tl.constexpr = 1):
     """grid (cdiv(N, BN), T * KS): out[t, rows] (+)= W[rows] . x[t]; with KS > 1 the KS programs of a
     row block take every KS-th step of K and add atomically into a zeroed out. ACT >= 0 (KS 1):
-    out = act(W . x) * (W2 . x), W2 (a2..d2) a second weight of the same type and shape (a GLU)."""
+    out = act(W . x) * (W2 . x), W2 (a2..d2) a second weight of the same type and shape (a GLU).
+    V = 1 (Q4_K, Q6_K): the per-thread partials of `_part_t` (see `_part_q4k_t`), U steps of NG units
+    per loop trip (unrolled: U steps' weight loads in flight at once)."""
     t = tl.program_id(1) // KS
     ks = tl.program_id(1) % KS
     rn = tl.program_id(0) * BN + tl.arange(0, BN)
     r = tl.where(rn < N, rn, 0).to(tl.int64)
     xqt, xdt, xst = xq + t * (K // 4), xd + t * (K // 16), xs + t * (K // 16)
-    acc = tl.zeros([BN, NG], dtype=tl.float32)
-    acc2 = tl.zeros([BN, NG], dtype=tl.float32)
     if QT == 8 or QT == 39:
         units = K // 32
     else:
         units = K // 64
-    for u in range(ks * NG, units, NG * KS):
-        acc += _part(a, b, c, d, xqt, xdt, xst, r, u, K, QT, ASM, NG, EVEN)
-        if ACT >= 0:
-            acc2 += _part(a2, b2, c2, d2, xqt, xdt, xst, r, u, K, QT, ASM, NG, EVEN)
-    y = tl.sum(acc, axis=1)
+    if V == 1:
+        NA: tl.constexpr = NG if QT == 12 else NG // 2
+        acc = tl.zeros([BN, NA, 2], dtype=tl.float32)
+        acc2 = tl.zeros([BN, NA, 2], dtype=tl.float32)
+        for u0 in range(ks * NG, units, NG * KS * U):
+            for j in tl.static_range(U):
+                u = u0 + j * NG * KS
+                acc += _part_t(a, b, c, d, xqt, xdt, xst, r, u, K, QT, ASM, NG, EVEN)
+                if ACT >= 0:
+                    acc2 += _part_t(a2, b2, c2, d2, xqt, xdt, xst, r, u, K, QT, ASM, NG, EVEN)
+        y = tl.sum(tl.sum(acc, axis=2), axis=1)
+        y2 = tl.sum(tl.sum(acc2, axis=2), axis=1)
+    else:
+        acc = tl.zeros([BN, NG], dtype=tl.float32)
+        acc2 = tl.zeros([BN, NG], dtype=tl.float32)
+        for u in range(ks * NG, units, NG * KS):
+            acc += _part(a, b, c, d, xqt, xdt, xst, r, u, K, QT, ASM, NG, EVEN)
+            if ACT >= 0:
+                acc2 += _part(a2, b2, c2, d2, xqt, xdt, xst, r, u, K, QT, ASM, NG, EVEN)
+        y = tl.sum(acc, axis=1)
+        y2 = tl.sum(acc2, axis=1)
     if ACT >= 0:
-        y = glu_act(y, tl.sum(acc2, axis=1), ACT)
+        y = glu_act(y, y2, ACT)
     if KS == 1:
         tl.store(out + t * so + rn, y, mask=rn < N)
     else:
@@ -306,7 +443,8 @@ def mmvq_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, QT: tl.co
 
 
 TYPES = (8, 12, 14, 39)  # Q8_0, Q4_K, Q6_K, MXFP4
-# ggml type -> (BN, NG, num_warps, KS)
+# ggml type -> (BN, NG, num_warps, KS[, num_stages[, V[, U]]]): V 1 the per-thread variant (Q4_K, Q6_K),
+# U its loop unrolled U times
 CONFIG = {12: (1, 16, 1, 1), 14: (1, 16, 1, 1), 8: (1, 32, 2, 1), 39: (1, 32, 1, 1)}
 
 
@@ -325,6 +463,9 @@ def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple
     `elementwise.GLU_ACTS`): out = act(x . W) * (x . W_up)."""
     xq, xd, xs = xqt
     bn, ng, nw, ks, *st = cfg or CONFIG[qtype]
+    var = st[1] if len(st) > 1 and qtype in (12, 14) else 0
+    unroll = st[2] if len(st) > 2 and var else 1
+    assert not (var and qtype == 14 and ng % 2), "Q6_K's per-thread form takes NG units in pairs"
     a, b, c, d = words(parts, qtype)
     a2, b2, c2, d2 = words(glu[0], qtype) if glu else (a, b, c, d)
     if glu:
@@ -334,7 +475,8 @@ def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple
     unit = 32 if qtype in (8, 39) else 64
     mmvq_kernel[(triton.cdiv(n, bn), xq.shape[0] * ks)](
         xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, n, k, out.stride(0), QT=qtype, BN=bn, NG=ng, KS=ks,
-        ASM=xq.is_cuda, EVEN=k % (unit * ng * ks) == 0, ACT=glu[1] if glu else -1, num_warps=nw,
+        ASM=xq.is_cuda, EVEN=k % (unit * ng * ks * unroll) == 0, ACT=glu[1] if glu else -1, V=var, U=unroll,
+        num_warps=nw,
         num_stages=st[0] if st else 3)
 
 
