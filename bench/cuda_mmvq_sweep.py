@@ -5,7 +5,7 @@ fused QKV 6144x4096, O 4096x4096, gate+up+GLU 2 x 12288x4096 in one kernel, down
 and Q6_K, lm_head 151936x4096 Q6_K, and the separate K/V 1024x4096), checks every configuration
 against float64 math on the same quantized activations, times it (median of a replayed CUDA graph,
 weight copies rotated past the L2) next to the others, writes DIR/mmvq-sweep.json and prints a table:
-per shape the default CONFIG, the best first-form (V 0) and the best configuration, us, TB/s (weight
+per shape the default (SHAPE_CONFIG's, else CONFIG's), the best first-form (V 0) and the best configuration, us, TB/s (weight
 bytes / time), rel err; last the best per shape as a `mmvq.SHAPE_CONFIG` dict.
 
 A configuration is (BN, NG, num_warps, KS[, num_stages[, V[, U]]]); V 1 is the per-thread variant of
@@ -164,7 +164,7 @@ def main() -> int:
             w = ws[i % copies]
             mmvq.matvec(xqt, w[0].parts, qtype, n, k, y, cfg=v, glu=(w[1].parts, GLU_ACTS["silu"]) if glu else None)
 
-        default = mmvq.CONFIG[qtype]
+        default = mmvq.SHAPE_CONFIG.get((qtype, n, k, glu)) or mmvq.CONFIG[qtype]
         rows = []
         for v in [default] + [v for v in variants_for(qtype, given) if v != default]:
             try:

@@ -186,16 +186,6 @@ def _part_q4k(qw, sm4, dm, xq, xd, r, c, K, ASM: tl.constexpr, NG: tl.constexpr,
 
 
 @triton.jit
-def _dp4a(a, b, c, ASM: tl.constexpr):
-    """c + the four unsigned bytes of a times the signed bytes of b (one dp4a, accumulating)."""
-    if ASM:
-        return tl.inline_asm_elementwise("dp4a.u32.s32 $0, $1, $2, $3;", "=r,r,r,r", [a, b, c], dtype=tl.int32,
-                                         is_pure=True, pack=1)
-    else:
-        return c + _dot4(a, b, False, False)
-
-
-@triton.jit
 def _part_q4k_t(qw, sm4, dm, xq, xd, xs, r, c, K, ASM: tl.constexpr, NG: tl.constexpr, EVEN: tl.constexpr):
     """Q4_K, per-thread form (variant 1): rows r (BN,) over groups [c, c + NG) -> (BN, NG, 2) partials.
 
@@ -294,15 +284,17 @@ def _part_q6k_t(ql, qh, sc, dd, xq, xd, xs, r, c, K, ASM: tl.constexpr, NG: tl.c
     oa = h[:, None, None] * 16 + e[None, :, None] * 4 + w[None, None, :]  # (NH, 2, 4)
     Wa = tl.load(ql + r4 * ((K // 256) * 32) + oa[None], mask=m4[None], other=0)
     Wb = tl.load(ql + r4 * ((K // 256) * 32) + oa[None] + 8, mask=m4[None], other=0)
-    H = tl.load(qh + r4 * ((K // 256) * 16) + (h[:, None, None] * 8 + e[None, :, None] * 4 + w[None, None, :])[None],
-                mask=m4[None], other=0)
+    oh = h[:, None, None] * 8 + e[None, :, None] * 4 + w[None, None, :]
+    H = tl.load(qh + r4 * ((K // 256) * 16) + oh[None], mask=m4[None], other=0)
     xo = h[:, None, None] * 32 + e[None, :, None] * 4 + w[None, None, :]
-    d0 = tl.sum(_dot4((Wa & M4) | ((H << 4) & M30), tl.load(xq + xo, mask=m4, other=0)[None], False, ASM), axis=3)
-    d1 = tl.sum(_dot4((Wb & M4) | ((H << 2) & M30), tl.load(xq + xo + 8, mask=m4, other=0)[None], False, ASM), axis=3)
-    d2 = tl.sum(_dot4(((Wa >> 4) & M4) | (H & M30), tl.load(xq + xo + 16, mask=m4, other=0)[None], False, ASM),
-                axis=3)
-    d3 = tl.sum(_dot4(((Wb >> 4) & M4) | ((H >> 2) & M30), tl.load(xq + xo + 24, mask=m4, other=0)[None], False,
-                      ASM), axis=3)
+    X0 = tl.load(xq + xo, mask=m4, other=0)[None]
+    X1 = tl.load(xq + xo + 8, mask=m4, other=0)[None]
+    X2 = tl.load(xq + xo + 16, mask=m4, other=0)[None]
+    X3 = tl.load(xq + xo + 24, mask=m4, other=0)[None]
+    d0 = tl.sum(_dot4((Wa & M4) | ((H << 4) & M30), X0, False, ASM), axis=3)
+    d1 = tl.sum(_dot4((Wb & M4) | ((H << 2) & M30), X1, False, ASM), axis=3)
+    d2 = tl.sum(_dot4(((Wa >> 4) & M4) | (H & M30), X2, False, ASM), axis=3)
+    d3 = tl.sum(_dot4(((Wb >> 4) & M4) | ((H >> 2) & M30), X3, False, ASM), axis=3)
     m2 = ok[:, None]
     si = h[:, None] * 8 + e[None, :]  # (NH, 2): scale and 16-value sum index of run j: si + 2j
     r3 = r[:, None, None]
@@ -446,6 +438,9 @@ TYPES = (8, 12, 14, 39)  # Q8_0, Q4_K, Q6_K, MXFP4
 # ggml type -> (BN, NG, num_warps, KS[, num_stages[, V[, U]]]): V 1 the per-thread variant (Q4_K, Q6_K),
 # U its loop unrolled U times
 CONFIG = {12: (1, 16, 1, 1), 14: (1, 16, 1, 1), 8: (1, 32, 2, 1), 39: (1, 32, 1, 1)}
+# (ggml type, N, K, glu) -> the configuration of that shape (measured: the last line of
+# bench/cuda_mmvq_sweep.py's output); a shape not here takes CONFIG
+SHAPE_CONFIG: dict[tuple[int, int, int, bool], tuple] = {}
 
 
 def words(parts, qtype: int) -> tuple[torch.Tensor, ...]:
@@ -462,7 +457,7 @@ def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple
     """xqt = quantize_x(x) for x (T, K) -> out (T, N) f32. glu = (up weight's parts, activation code of
     `elementwise.GLU_ACTS`): out = act(x . W) * (x . W_up)."""
     xq, xd, xs = xqt
-    bn, ng, nw, ks, *st = cfg or CONFIG[qtype]
+    bn, ng, nw, ks, *st = cfg or SHAPE_CONFIG.get((qtype, n, k, glu is not None)) or CONFIG[qtype]
     var = st[1] if len(st) > 1 and qtype in (12, 14) else 0
     unroll = st[2] if len(st) > 2 and var else 1
     assert not (var and qtype == 14 and ng % 2), "Q6_K's per-thread form takes NG units in pairs"
