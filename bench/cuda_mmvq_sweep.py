@@ -5,8 +5,8 @@ fused QKV 6144x4096, O 4096x4096, gate+up+GLU 2 x 12288x4096 in one kernel, down
 and Q6_K, lm_head 151936x4096 Q6_K, and the separate K/V 1024x4096), checks every configuration
 against float64 math on the same quantized activations, times it (median of a replayed CUDA graph,
 weight copies rotated past the L2) next to the others, writes DIR/mmvq-sweep.json and prints a table:
-per shape the default (SHAPE_CONFIG's, else CONFIG's), the best first-form (V 0) and the best configuration, us, TB/s (weight
-bytes / time), rel err; last the best per shape as a `mmvq.SHAPE_CONFIG` dict.
+per shape the default (`mmvq.config`), the best first-form (V 0) and the best configuration, us, TB/s (weight
+bytes / time), rel err; last the best configuration per shape.
 
 A configuration is (BN, NG, num_warps, KS[, num_stages[, V[, U]]]); V 1 is the per-thread variant of
 Q4_K and Q6_K (`mmvq._part_q4k_t`, `_part_q6k_t`; NG even for Q6_K) with its loop unrolled U times,
@@ -164,7 +164,7 @@ def main() -> int:
             w = ws[i % copies]
             mmvq.matvec(xqt, w[0].parts, qtype, n, k, y, cfg=v, glu=(w[1].parts, GLU_ACTS["silu"]) if glu else None)
 
-        default = mmvq.SHAPE_CONFIG.get((qtype, n, k, glu)) or mmvq.CONFIG[qtype]
+        default = mmvq.config(qtype, n, k, glu)
         rows = []
         for v in [default] + [v for v in variants_for(qtype, given) if v != default]:
             try:
@@ -208,7 +208,7 @@ def main() -> int:
         print(f"{name:22} {nb / 1e6:6.1f} | {f(d, 0)[1:]} | {f(b0, 18)} | {f(b, 20)} "
               f"{b['rel_err'] if b else float('nan'):8.1e}")
     best = {(int(GGMLType[d["type"]]), d["N"], d["K"], d["glu"]): tuple(b["cfg"]) for _, _, d, _, b in table if b}
-    print(f"\nmmvq.SHAPE_CONFIG (the best of each shape) = {best}")
+    print(f"\nbest configuration per (type, N, K, glu): {best}")
     return 0
 
 

@@ -87,6 +87,30 @@ def test_verify_refuses_a_wrong_forward(tiny):
         m.close()
 
 
+def test_verify_moe_rechecks_on_exact_numerics(tmp_path):
+    """A model with routed experts that differs only on default numerics (routing flips at near ties)
+    is checked again with exact ones; a step that is wrong with exact numerics too is still refused."""
+    path = write_model(tmp_path / "qwen3moe-tiny.gguf", "qwen3moe-tiny", ftype="Q8_0").path
+    m = load(path, n_ctx=64)
+    m.ops.exact, m.ops.graphs_enabled = False, True  # what the CUDA backend has (the CPU one has neither)
+    real = m.forward
+
+    def noisy(ids, cache, last_only=False):  # decode steps drift only on the default numerics
+        out = real(ids, cache, last_only=last_only)
+        return out + (np.float32(5.0) if len(ids) == 1 and not m.ops.exact else np.float32(0.0))
+
+    try:
+        m.forward = noisy
+        res = verify(m)
+        assert res["ok"] and res["numerics"] == "exact" and not res["default_numerics"]["ok"]
+        assert m.ops.exact is False and m.ops.graphs_enabled is True  # restored
+        m.forward = lambda ids, cache, last_only=False: real(ids, cache, last_only) + np.float32(len(ids) == 1) * 5
+        with pytest.raises(BenchError, match="differ"):
+            verify(m)
+    finally:
+        m.close()
+
+
 def test_greedy_is_forward_then_argmax(tiny):
     """Model.greedy (what tg times) chooses what one-step forwards + argmax choose, and advances the cache."""
     m = load(tiny, n_ctx=64)

@@ -438,9 +438,18 @@ TYPES = (8, 12, 14, 39)  # Q8_0, Q4_K, Q6_K, MXFP4
 # ggml type -> (BN, NG, num_warps, KS[, num_stages[, V[, U]]]): V 1 the per-thread variant (Q4_K, Q6_K),
 # U its loop unrolled U times
 CONFIG = {12: (1, 16, 1, 1), 14: (1, 16, 1, 1), 8: (1, 32, 2, 1), 39: (1, 32, 1, 1)}
-# (ggml type, N, K, glu) -> the configuration of that shape (measured: the last line of
-# bench/cuda_mmvq_sweep.py's output); a shape not here takes CONFIG
-SHAPE_CONFIG: dict[tuple[int, int, int, bool], tuple] = {}
+# Q4_K on the per-thread form (V 1), H200 sweep 2026-11-30 (bench/results/2026-11-30-cuda-mmvq-sweep-v1.json):
+# a gate+up GLU or a long row one row per program (GLU 2 x 12288x4096: 21.8 -> 17.5 us, 4096x12288:
+# 16.0 -> 13.4), other rows two per program, the loop unrolled twice (6144x4096: 8.9 -> 7.9 us)
+Q4K_GLU_OR_LONG = (1, 16, 1, 1, 3, 1)
+Q4K_ROWS = (2, 16, 1, 1, 3, 1, 2)
+
+
+def config(qtype: int, n: int, k: int, glu: bool) -> tuple:
+    """The (BN, NG, num_warps, KS[, num_stages[, V[, U]]]) of `mmvq_kernel` for a weight shape."""
+    if qtype == 12 and n >= 2048:
+        return Q4K_GLU_OR_LONG if glu or k > 4096 else Q4K_ROWS
+    return CONFIG[qtype]
 
 
 def words(parts, qtype: int) -> tuple[torch.Tensor, ...]:
@@ -457,7 +466,7 @@ def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple
     """xqt = quantize_x(x) for x (T, K) -> out (T, N) f32. glu = (up weight's parts, activation code of
     `elementwise.GLU_ACTS`): out = act(x . W) * (x . W_up)."""
     xq, xd, xs = xqt
-    bn, ng, nw, ks, *st = cfg or SHAPE_CONFIG.get((qtype, n, k, glu is not None)) or CONFIG[qtype]
+    bn, ng, nw, ks, *st = cfg or config(qtype, n, k, glu is not None)
     var = st[1] if len(st) > 1 and qtype in (12, 14) else 0
     unroll = st[2] if len(st) > 2 and var else 1
     assert not (var and qtype == 14 and ng % 2), "Q6_K's per-thread form takes NG units in pairs"
