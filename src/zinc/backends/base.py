@@ -17,7 +17,7 @@ input window (`conv1d_causal`) and the delta rule in two forms, token by token
 state buffers belong to the cache and are updated in place, like `kv_write`.
 
 `BaseOps` carries the default compositions of the fused ops (add + norm, matmul + GLU,
-rope + KV write, the delta-rule form chosen by step size); a backend overrides one when it has a
+rope + KV write, Q and K rope of a layer, the delta-rule form chosen by step size); a backend overrides one when it has a
 kernel for it. `check_capabilities` runs at
 load time and raises `BackendUnavailableError` listing every (op, ggml type) pair a backend lacks.
 """
@@ -177,6 +177,10 @@ class Ops(Protocol):
                            slots: Array) -> Array: ...
     def rope_kv_write(self, k: Array, v: Array, pos: Array, p: RopeParams, freq_factors: Array | None,
                       cache_k: Array, cache_v: Array, cache_pos: Array, slots: Array) -> Array: ...
+    def rope_qk_kv_write(self, q: Array, k: Array, v: Array, pos: Array, p: RopeParams, freq_factors: Array | None,
+                         cache_k: Array, cache_v: Array, cache_pos: Array, slots: Array, q_norm: Array | None = None,
+                         k_norm: Array | None = None, eps: float = 0.0) -> Array: ...
+    # a layer's Q rope and K rope + KV write (each after its per-head norm when given); -> rotated Q
     def gated_delta_net(self, q: Array, k: Array, v: Array, g: Array, beta: Array, state: Array) -> Array: ...
     def run_step(self, forward: Any, cfg: Any, weights: Any, batch: Any, cache: Any) -> Array: ...
     def greedy_steps(self, forward: Any, cfg: Any, weights: Any, batch: Any, cache: Any, n: int) -> Any: ...
@@ -229,6 +233,21 @@ class BaseOps:
         k = self.rope(k, pos, p, freq_factors)
         self.kv_write(cache_k, cache_v, cache_pos, k, v, pos, slots)
         return k
+
+    def rope_qk_kv_write(self, q, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots, q_norm=None,
+                         k_norm=None, eps=0.0):
+        """A layer's Q and K rope: norm_rope (or rope) of Q, then norm_rope_kv_write (or rope_kv_write)
+        of K, in this order (a backend may join the two itself); q_norm / k_norm are the per-head norm
+        weights, None for a plain rope. Returns the rotated Q."""
+        if q_norm is None:
+            q = self.rope(q, pos, p, freq_factors)
+        else:
+            q = self.norm_rope(q, q_norm, eps, pos, p, freq_factors)
+        if k_norm is None:
+            self.rope_kv_write(k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots)
+        else:
+            self.norm_rope_kv_write(k, k_norm, eps, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots)
+        return q
 
     def gated_delta_net(self, q, k, v, g, beta, state):
         """The delta rule: the chunked (parallel) form for a prompt, the recurrence for one token."""

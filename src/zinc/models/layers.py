@@ -63,21 +63,19 @@ def self_attention(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, batch: Batch
     if cfg.attn_gate:
         q, gate = ops.split(q, (Dh, Dh))
     rp = cfg.rope_for(il)
-    if cfg.qk_norm:
-        q = ops.norm_rope(q, lw["attn_q_norm"], cfg.norm_eps, batch.pos, rp, rope_freqs)
+    qn = lw["attn_q_norm"] if cfg.qk_norm else None
+    kv = cache.layer(src)
+    if k is not None:  # Q's rope and K's rope + cache write: one op
+        if cfg.v_norm:
+            v = ops.rms_norm(v, None, cfg.norm_eps)
+        q = ops.rope_qk_kv_write(q, k, v, batch.pos, rp, rope_freqs, kv.k, kv.v, kv.pos, kv.slots, q_norm=qn,
+                                 k_norm=lw["attn_k_norm"] if cfg.qk_norm else None, eps=cfg.norm_eps)
+    elif qn is not None:
+        q = ops.norm_rope(q, qn, cfg.norm_eps, batch.pos, rp, rope_freqs)
     else:
         q = ops.rope(q, batch.pos, rp, rope_freqs)
     if cfg.q_scale != 1.0:
         q = ops.scale(q, cfg.q_scale)
-    kv = cache.layer(src)
-    if k is not None:
-        if cfg.v_norm:
-            v = ops.rms_norm(v, None, cfg.norm_eps)
-        if cfg.qk_norm:
-            ops.norm_rope_kv_write(k, lw["attn_k_norm"], cfg.norm_eps, v, batch.pos, rp, rope_freqs, kv.k, kv.v,
-                                   kv.pos, kv.slots)
-        else:
-            ops.rope_kv_write(k, v, batch.pos, rp, rope_freqs, kv.k, kv.v, kv.pos, kv.slots)
     a = ops.attention(q, kv.k, kv.v, batch.pos, kv.pos, kv.n_kv, cfg.kq_scale, window=cfg.window(il),
                       sinks=lw.get("attn_sinks"))
     a = ops.reshape(a, (T, cfg.n_head * Dv))

@@ -1,5 +1,6 @@
-"""Row kernels: RMS norm (optionally times a weight), rope (NEOX / IMROPE and NORM pair layouts)
-and the GLU activations. Inputs are contiguous f32; every kernel writes a fresh output."""
+"""Row kernels: RMS norm (optionally times a weight), rope (NEOX / IMROPE and NORM pair layouts;
+a few heads per program, optionally with the per-head norm and the K/V cache write, and Q and K
+in one launch) and the GLU activations. Inputs are contiguous f32; every kernel writes a fresh output."""
 
 from __future__ import annotations
 
@@ -26,19 +27,19 @@ def rms_norm_kernel(x, w, out, res, sum_out, D, eps, HAS_W: tl.constexpr, HAS_RE
 
 
 @triton.jit
-def rope_kernel(x, w, pos, c, out, slots, ck, cv, cpos, v, H, Dh, S, NV, eps, mscale, NDIMS: tl.constexpr,
-                NEOX: tl.constexpr, NORM: tl.constexpr, HAS_W: tl.constexpr, KV: tl.constexpr,
+def _rope_heads(x, w, out, pos, c, t, h0, H, Dh, eps, mscale, slots, ck, cv, cpos, v, S, DV, NDIMS: tl.constexpr,
+                NEOX: tl.constexpr, NORM: tl.constexpr, HAS_W: tl.constexpr, OUT: tl.constexpr, KV: tl.constexpr,
                 FROM_POS: tl.constexpr, BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr, BV: tl.constexpr):
-    """Rotate the first NDIMS dims of each head of x (T, H, Dh) by angle pos[t] * c[i] for pair i
-    (NEOX pairs (i, i + NDIMS/2), NORM pairs (2i, 2i+1)), dims past NDIMS copied; grid (T,).
+    """Heads [h0, h0 + BH) of token t of x (T, H, Dh): rotate the first NDIMS dims of each by angle
+    pos[t] * c[i] for pair i (NEOX pairs (i, i + NDIMS/2), NORM pairs (2i, 2i+1)), dims past NDIMS
+    copied; stored to out with OUT.
 
     NORM: each head is first RMS-normed (eps, times w (Dh,) with HAS_W). KV: the result also goes
-    to the cache cell of the token (slots[t], or pos[t] % S when FROM_POS), with v (T, NV) beside
-    it and the position in cpos."""
-    t = tl.program_id(0)
+    to the cache cell of the token (slots[t], or pos[t] % S when FROM_POS), with the same heads of
+    v (T, H, DV) beside it, and the block of head 0 stores the position in cpos."""
     half: tl.constexpr = NDIMS // 2
     i = tl.arange(0, HP)[None, :]
-    h = tl.arange(0, BH)[:, None]
+    h = h0 + tl.arange(0, BH)[:, None]
     hm = (h < H) & (i < half)
     p = tl.load(pos + t)
     th = p.to(tl.float32) * tl.load(c + i, mask=i < half, other=0.0)
@@ -68,9 +69,10 @@ def rope_kernel(x, w, pos, c, out, slots, ck, cv, cpos, v, H, Dh, S, NV, eps, ms
             xr = xr * tl.load(w + d, mask=(d >= NDIMS) & (d < Dh), other=0.0)
     y0 = x0 * cs - x1 * sn
     y1 = x0 * sn + x1 * cs
-    tl.store(out + base + i0, y0, mask=hm)
-    tl.store(out + base + i1, y1, mask=hm)
-    tl.store(out + base + d, xr, mask=rest)
+    if OUT:
+        tl.store(out + base + i0, y0, mask=hm)
+        tl.store(out + base + i1, y1, mask=hm)
+        tl.store(out + base + d, xr, mask=rest)
     if KV:
         if FROM_POS:
             cell = (p % S).to(tl.int64)
@@ -81,10 +83,38 @@ def rope_kernel(x, w, pos, c, out, slots, ck, cv, cpos, v, H, Dh, S, NV, eps, ms
         tl.store(ck + cb + i0, y0.to(ty), mask=hm)
         tl.store(ck + cb + i1, y1.to(ty), mask=hm)
         tl.store(ck + cb + d, xr.to(ty), mask=rest)
-        ov = tl.arange(0, BV)
-        vv = tl.load(v + t * NV + ov, mask=ov < NV)
-        tl.store(cv + cell * NV + ov, vv.to(cv.dtype.element_ty), mask=ov < NV)
-        tl.store(cpos + cell, p)
+        ov = tl.arange(0, BV)[None, :]
+        vm = (h < H) & (ov < DV)
+        vv = tl.load(v + t.to(tl.int64) * H * DV + h * DV + ov, mask=vm)
+        tl.store(cv + cell * H * DV + h * DV + ov, vv.to(cv.dtype.element_ty), mask=vm)
+        tl.store(cpos + cell, p, mask=h0 == 0)
+
+
+@triton.jit
+def rope_kernel(x, w, pos, c, out, slots, ck, cv, cpos, v, H, Dh, S, DV, eps, mscale, NDIMS: tl.constexpr,
+                NEOX: tl.constexpr, NORM: tl.constexpr, HAS_W: tl.constexpr, KV: tl.constexpr,
+                FROM_POS: tl.constexpr, BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr, BV: tl.constexpr):
+    """`_rope_heads` of x (T, H, Dh) into out (and the cache with KV); grid (T, cdiv(H, BH))."""
+    _rope_heads(x, w, out, pos, c, tl.program_id(0), tl.program_id(1) * BH, H, Dh, eps, mscale, slots, ck, cv,
+                cpos, v, S, DV, NDIMS, NEOX, NORM, HAS_W, True, KV, FROM_POS, BH, HP, DP, BV)
+
+
+@triton.jit
+def rope_qk_kernel(q, qw, qout, k, kw, pos, c, slots, ck, cv, cpos, v, HQ, HK, Dh, S, DV, eps, mscale,
+                   NDIMS: tl.constexpr, NEOX: tl.constexpr, QNORM: tl.constexpr, KNORM: tl.constexpr,
+                   FROM_POS: tl.constexpr, BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr, BV: tl.constexpr):
+    """q (T, HQ, Dh) and k (T, HK, Dh) in one launch, grid (T, cdiv(HQ, BH) + cdiv(HK, BH)): the
+    first blocks of heads rope q into qout, the rest rope k into the cache cells (with v beside it).
+    QNORM / KNORM: that side is first RMS-normed per head and times its weight qw / kw (Dh,)."""
+    t = tl.program_id(0)
+    b = tl.program_id(1)
+    nq = tl.cdiv(HQ, BH)
+    if b < nq:
+        _rope_heads(q, qw, qout, pos, c, t, b * BH, HQ, Dh, eps, mscale, slots, ck, cv, cpos, v, S, DV, NDIMS, NEOX,
+                    QNORM, QNORM, True, False, FROM_POS, BH, HP, DP, BV)
+    else:
+        _rope_heads(k, kw, k, pos, c, t, (b - nq) * BH, HK, Dh, eps, mscale, slots, ck, cv, cpos, v, S, DV, NDIMS,
+                    NEOX, KNORM, KNORM, False, True, FROM_POS, BH, HP, DP, BV)
 
 
 @triton.jit
@@ -154,18 +184,52 @@ def kv_write(k, v, pos, slots, ck, cv, cpos, from_pos: bool) -> None:
                           num_warps=4)
 
 
+ROPE_BLOCK = 256  # elements (heads x padded head dim) per program of the rope kernels
+
+
+def _rope_meta(h: int, dh: int, n_dims: int, dv: int) -> tuple[dict, int]:
+    """The rope kernels' block sizes (a few heads per program) and warps per program."""
+    dp = triton.next_power_of_2(dh)
+    bh = max(1, min(triton.next_power_of_2(h), ROPE_BLOCK // dp))
+    meta = dict(BH=bh, HP=triton.next_power_of_2(max(1, n_dims // 2)), DP=dp, BV=triton.next_power_of_2(dv))
+    return meta, max(1, min(4, bh * dp // 128))
+
+
 def rope(x, pos, c, mscale: float, n_dims: int, neox: bool, out, norm_w=None, eps: float = 0.0, norm: bool = False,
          kv=None) -> None:
     """out = rope(x) (T, H, Dh); `norm`: RMS-norm each head first (times norm_w if given);
     kv = (v, slots, cache_k, cache_v, cache_pos, from_pos): also store the result and v in the cache."""
     t, h, dh = x.shape
+    if kv is not None and kv[0][0].numel() % h:  # v not split into x's heads: a separate cache write
+        rope(x, pos, c, mscale, n_dims, neox, out, norm_w, eps, norm)
+        v, slots, ck, cv, cpos, from_pos = kv
+        kv_write(out, v, pos, slots, ck, cv, cpos, from_pos)
+        return
     v, slots, ck, cv, cpos, from_pos = kv if kv is not None else (x, pos, x, x, pos, False)
-    nv = v[0].numel() if kv is not None else 1
-    rope_kernel[(t,)](x, norm_w if norm_w is not None else x, pos, c, out, slots if slots is not None else pos,
-                      ck, cv, cpos, v, h, dh, ck.shape[0], nv, eps, mscale, NDIMS=n_dims, NEOX=neox,
-                      NORM=norm, HAS_W=norm_w is not None, KV=kv is not None, FROM_POS=from_pos,
-                      BH=triton.next_power_of_2(h), HP=triton.next_power_of_2(max(1, n_dims // 2)),
-                      DP=triton.next_power_of_2(dh), BV=triton.next_power_of_2(nv), num_warps=4)
+    dv = v[0].numel() // h if kv is not None else 1
+    meta, warps = _rope_meta(h, dh, n_dims, dv)
+    rope_kernel[(t, triton.cdiv(h, meta["BH"]))](
+        x, norm_w if norm_w is not None else x, pos, c, out, slots if slots is not None else pos, ck, cv, cpos, v, h,
+        dh, ck.shape[0], dv, eps, mscale, NDIMS=n_dims, NEOX=neox, NORM=norm, HAS_W=norm_w is not None,
+        KV=kv is not None, FROM_POS=from_pos, num_warps=warps, **meta)
+
+
+def rope_qk(q, k, pos, c, mscale: float, n_dims: int, neox: bool, q_out, kv, q_w=None, k_w=None,
+            eps: float = 0.0) -> None:
+    """q_out = rope(q) (T, Hq, Dh) and rope(k) (T, Hkv, Dh) into the cache with v beside it, in one
+    launch; q_w / k_w: RMS-norm each head of that side first, times the weight.
+    kv = (v (T, Hkv, Dv), slots, cache_k, cache_v, cache_pos, from_pos)."""
+    t, hq, dh = q.shape
+    hk = k.shape[1]
+    v, slots, ck, cv, cpos, from_pos = kv
+    dv = v[0].numel() // hk
+    meta, warps = _rope_meta(max(hq, hk), dh, n_dims, dv)
+    nb = triton.cdiv(hq, meta["BH"]) + triton.cdiv(hk, meta["BH"])
+    rope_qk_kernel[(t, nb)](
+        q, q_w if q_w is not None else q, q_out, k, k_w if k_w is not None else k, pos, c,
+        slots if slots is not None else pos, ck, cv, cpos, v, hq, hk, dh, ck.shape[0], dv, eps, mscale,
+        NDIMS=n_dims, NEOX=neox, QNORM=q_w is not None, KNORM=k_w is not None, FROM_POS=from_pos,
+        num_warps=warps, **meta)
 
 
 def glu(g, u, act: str, out, block: int = 1024) -> None:
