@@ -10,7 +10,9 @@ GLUs and attention (split-K for decode, flash for prefill) are Triton kernels. E
 a torch op on the device: no op falls back to the host.
 Expert matmuls read only the selected experts: for a few tokens one matvec over (token, expert)
 pairs with the ids read on the device, for more a loop over the experts hit (dequantize, GEMM).
-Recurrent layers (conv1d, delta rule) are torch code in `kernels/recurrent.py`.
+Recurrent layers: `kernels/recurrent.py` (a step's conv1d and token-by-token delta rule are one
+kernel each, the chunked prefill form torch code); the router's top-k and the experts' weighted sum
+are one kernel each (`kernels/moe.py`).
 
 `run_step` (called by `Model.forward`) replays a CUDA graph of the whole single-token step, or of
 a prompt chunk whose length came before (`graph.StepGraphs`); while a graph is being captured,
@@ -35,6 +37,7 @@ from zinc.backends.cuda.kernels import attention as kattn
 from zinc.backends.cuda.kernels import elementwise as kel
 from zinc.backends.cuda.kernels import flash as kflash
 from zinc.backends.cuda.kernels import mmvq
+from zinc.backends.cuda.kernels import moe as kmoe
 from zinc.backends.cuda.kernels import matvec_generic as kgm
 from zinc.backends.cuda.kernels import recurrent as krec
 from zinc.backends.cuda.kernels import quant as kq
@@ -305,6 +308,21 @@ class CudaOps(BaseOps):
     def norm_rope_kv_write(self, k, w, eps, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots):
         return self._rope_fused(k, pos, p, freq_factors, norm=(w, eps), kv=(v, slots, cache_k, cache_v, cache_pos))
 
+    def rope_qk_kv_write(self, q, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots, q_norm=None,
+                         k_norm=None, eps=0.0):
+        """One kernel for Q's and K's (per-head norm +) rope and the K/V cache write; returns the rotated Q."""
+        T, Hk, Dh = k.shape
+        if q.shape[0] != T or q.shape[2] != Dh or v[0].numel() % Hk:
+            return super().rope_qk_kv_write(q, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots,
+                                            q_norm, k_norm, eps)
+        c, mscale = self._rope_factors(p, freq_factors)
+        q, k = q.contiguous(), k.contiguous()
+        out = torch.empty_like(q)
+        kel.rope_qk(q, k, pos, c, mscale, p.n_dims, p.mode in ("neox", "imrope"), out,
+                    (v.contiguous(), slots, cache_k, cache_v, cache_pos, self.capturing), q_w=q_norm, k_w=k_norm,
+                    eps=float(eps))
+        return out
+
     def _rope_fused(self, x, pos, p: RopeParams, freq_factors, norm=None, kv=None):
         """One kernel: (per-head RMS norm,) rope, (and the K/V cache write of the token)."""
         c, mscale = self._rope_factors(p, freq_factors)
@@ -365,27 +383,10 @@ class CudaOps(BaseOps):
 
     # -- mixture of experts, sampling -----------------------------------------------------------------------
     def router_topk(self, logits, k, gating, norm_w, w_scale):
-        logits = logits.float()
-        if gating == "softmax":
-            probs = torch.softmax(logits, dim=-1)
-        elif gating == "sigmoid":
-            probs = torch.sigmoid(logits)
-        elif gating == "softmax_weight":
-            probs = logits
-        else:
-            raise ValueError(f"unknown expert gating {gating!r}")
-        ids = torch.sort(probs, dim=-1, descending=True, stable=True)[1][:, :k]  # ties: lower id first
-        w = torch.gather(probs, -1, ids)
-        if gating == "softmax_weight":
-            w = torch.softmax(w, dim=-1)
-        if norm_w:
-            w = w / w.sum(dim=-1, keepdim=True).clamp_min(6.103515625e-5)
-        if w_scale and w_scale != 1.0:
-            w = w * float(w_scale)
-        return ids.to(torch.int32), w
+        return kmoe.router_topk(logits, k, gating, norm_w, w_scale)  # one kernel; ties: lower id first
 
     def weighted_sum(self, x, w):
-        return (x * w[..., None]).sum(dim=1)
+        return kmoe.weighted_sum(x, w)
 
     def argmax(self, x):
         return torch.argmax(x, dim=-1).to(torch.int32)
