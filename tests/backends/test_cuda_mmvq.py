@@ -166,3 +166,44 @@ def test_attention_output_quantized_in_combine(T, hq, hkv, dv, softcap):
     assert (got[0] == want[0]).all()
     assert torch.allclose(got[1], want[1], rtol=1e-6, atol=0) and torch.allclose(got[2], want[2], rtol=1e-6, atol=0)
     assert ops._qx[0] is out  # found, not recomputed
+
+
+@pytest.mark.parametrize("n,rows", [(64, 1), (45, 3)])
+def test_matvec_glu_quantized_output(n, rows):
+    """The GLU matvec that also writes its output's 8-bit form (the last program to finish a
+    32-row block quantizes it): the same codes as quantize_x of the output (zero-padded to a
+    multiple of 32), first form and per-thread form, one and two rows per program; a second call
+    gives the same again (the block counters are back at zero)."""
+    from zinc.backends.cuda.kernels.elementwise import GLU_ACTS
+
+    k, t = 256, GGMLType.Q4_K
+    rng = np.random.default_rng(n * rows)
+    wg, wu = (CudaWeight(QTensor(f"w{i}", t, (n, k), random_blocks(t, n * k, rng, scale=0.05)), DEVICE)
+              for i in range(2))
+    x = rng.standard_normal((rows, k)).astype(np.float32)
+    xqt = mmvq.quantize_x(torch.from_numpy(x).to(DEVICE))
+    glu = (wu.parts, GLU_ACTS["silu"])
+    npad = -(-n // 32) * 32
+    first = None
+    for i, cfg in enumerate([(1, 2, 1, 1, 3, 1), (2, 2, 1, 1), (1, 4, 1, 1), (2, 2, 1, 1, 3, 1, 2), None]):
+        out = torch.full((rows, n), float("nan"), dtype=torch.float32, device=DEVICE)
+        q8 = mmvq.out_q8_buffers(rows, n, DEVICE)
+        for a in q8[:3]:
+            a.fill_(-7)  # nothing left unwritten
+        mmvq.matvec(xqt, wg.parts, int(t), n, k, out, cfg=cfg or (1, 2, 1, 1, 3, 1), glu=glu, q8=q8)
+        assert int(q8[3].abs().sum()) == 0, "block counters not reset"
+        if cfg is None:  # the first configuration again: the same output and codes
+            for a, b in zip((out, *q8[:3]), first):
+                np.testing.assert_array_equal(a.cpu().numpy(), b.cpu().numpy())
+            continue
+        if i == 0:
+            first = (out, *q8[:3])
+            ref = torch.empty_like(out)
+            mmvq.matvec(xqt, wg.parts, int(t), n, k, ref, cfg=cfg, glu=glu)  # the plain kernel
+            np.testing.assert_array_equal(out.cpu().numpy(), ref.cpu().numpy())
+        padded = torch.zeros((rows, npad), dtype=torch.float32, device=DEVICE)
+        padded[:, :n] = out
+        want = mmvq.quantize_x(padded)
+        np.testing.assert_array_equal(q8[0].cpu().numpy(), want[0].cpu().numpy())
+        for got, w in zip(q8[1:3], want[1:]):
+            np.testing.assert_allclose(got.cpu().numpy(), w.cpu().numpy(), rtol=1e-6, atol=0)
