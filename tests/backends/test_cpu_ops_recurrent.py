@@ -145,6 +145,35 @@ def test_gated_delta_net_default_picks_the_form(ops):
     assert BaseOps.gated_delta_net is CpuOps.gated_delta_net
 
 
+def test_fused_delta_net_defaults_equal_the_op_sequence(ops):
+    """BaseOps' delta_net_step, conv1d_causal_act and rms_norm_gated do exactly the ops the Gated
+    DeltaNet layer ran one by one (bit for bit on NumPy), state updates included."""
+    T, Hk, Hv, S, K, eps = 3, 2, 4, 16, 4, 1e-6
+    q, k, v = rand(T, Hk, S, scale=2.0), rand(T, Hk, S), rand(T, Hv, S)
+    alpha, b, dt_bias = rand(T, Hv, scale=8.0), rand(T, Hv), rand(Hv)
+    alpha[0, 0] = 25.0
+    a = (-np.exp(RNG.uniform(-2.0, 1.0, Hv))).astype(np.float32)
+    s0 = rand(Hv, S, S, scale=0.3)
+    for n in (T, 1):
+        st1, st2 = s0.copy(), s0.copy()
+        beta = ops.unary(b[:n], "sigmoid")
+        g = ops.mul(ops.unary(ops.add(alpha[:n], dt_bias), "softplus"), a)
+        qn, kn = (ops.scale(ops.rms_norm(x[:n], None, eps / S), 1.0 / math.sqrt(S)) for x in (q, k))
+        want = ops.gated_delta_net(qn, kn, v[:n], g, beta, st1)
+        got = ops.delta_net_step(q[:n], k[:n], v[:n], alpha[:n], b[:n], dt_bias, a, st2, eps)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(st2, st1)
+    x, w, c0 = rand(T, 24), rand(24, K), rand(K - 1, 24)
+    c1, c2 = c0.copy(), c0.copy()
+    np.testing.assert_array_equal(ops.conv1d_causal_act(x, c2, w, "silu"),
+                                  ops.unary(ops.conv1d_causal(x, c1, w), "silu"))
+    np.testing.assert_array_equal(c2, c1)
+    o, z, nw = rand(T, Hv, S), rand(T, Hv, S), rand(S)
+    np.testing.assert_array_equal(ops.rms_norm_gated(o, nw, eps, z, "silu"),
+                                  ops.mul(ops.rms_norm(o, nw, eps), ops.unary(z, "silu")))
+    assert CpuOps.delta_net_step is BaseOps.delta_net_step and CpuOps.rms_norm_gated is BaseOps.rms_norm_gated
+
+
 def test_unary(ops):
     x = np.concatenate([rand(50, scale=5.0), np.array([-30.0, 19.9, 20.0, 25.0, 80.0], np.float32)])
     x64 = x.astype(np.float64)

@@ -1,5 +1,6 @@
 """The CUDA backend's step kernels of recurrent layers and mixture of experts against the NumPy backend:
-conv1d (`conv1d_kernel`), the token-by-token delta rule (`delta_rule_kernel`), the router's top-k and
+conv1d (`conv1d_kernel`, with silu too), the token-by-token delta rule (`delta_rule_kernel`, also in its
+RAW form from a layer's raw projections), the gated output norm (`gated_norm_kernel`), the router's top-k and
 the experts' weighted sum (`kernels/moe.py`), on fresh random inputs at several shapes, odd ones too.
 
 Without a GPU the kernels run in Triton's interpreter (TRITON_INTERPRET=1, set here before Triton
@@ -64,6 +65,21 @@ def test_conv1d_step(ops, ref, T, C, K):
         assert np.array_equal(ops.to_numpy(dst), st) and dst.data_ptr() == addr
 
 
+@pytest.mark.parametrize("T,C,K", [(1, 23, 4), (1, 300, 4), (2, 257, 3), (1, 19, 1), (70, 29, 4)])
+def test_conv1d_silu_step(ops, ref, T, C, K):
+    """conv1d_causal_act(..., "silu"): one kernel (torch past CONV_MAX_T) equal to the default's
+    unary(conv1d_causal) on NumPy, and the same shifted window."""
+    rng = np.random.default_rng(T * 1000 + C + K + 1)
+    st, w = rand(rng, K - 1, C), rand(rng, C, K)
+    dst, dw = dev(st), dev(w)
+    for step in range(2):
+        x = rand(rng, T, C, scale=2.0)
+        got = ops.to_numpy(ops.conv1d_causal_act(dev(x), dst, dw, "silu"))
+        want = ref.conv1d_causal_act(x, st, w, "silu")
+        assert got.shape == want.shape and rel(got, want) < 1e-6, step
+        assert np.array_equal(ops.to_numpy(dst), st)
+
+
 def test_conv1d_long_step_takes_torch(ops, ref):
     T = krec.CONV_MAX_T + 3
     rng = np.random.default_rng(3)
@@ -112,6 +128,54 @@ def test_gated_delta_net_one_token_uses_kernel(ops, ref, monkeypatch):
     dst = dev(st)
     got = ops.to_numpy(ops.gated_delta_net(*(dev(a) for a in (q, k, v, g, beta)), dst))
     assert calls and rel(got, ref.delta_net_recurrent(q, k, v, g, beta, st)) < 1e-5
+
+
+def raw_inputs(rng, n, Hk, Hv, S):
+    """Un-normalized q, k, v and the raw gate projections: alpha (wide, both softplus branches),
+    the beta logit, dt_bias and a (< 0)."""
+    q, k, v = rand(rng, n, Hk, S, scale=2.0), rand(rng, n, Hk, S), rand(rng, n, Hv, S)
+    alpha, b = rand(rng, n, Hv, scale=8.0), rand(rng, n, Hv, scale=2.0)
+    dt_bias, a = rand(rng, Hv), (-np.exp(rng.uniform(-2.0, 1.0, Hv))).astype(np.float32)
+    alpha[0, 0] = 25.0  # past softplus' threshold
+    return q, k, v, alpha, b, dt_bias, a
+
+
+@pytest.mark.parametrize("Hk,Hv,S", [(2, 4, 32), (1, 3, 24), (3, 3, 7), (4, 8, 128), (2, 6, 40)])
+def test_delta_net_step_raw(ops, ref, monkeypatch, Hk, Hv, S):
+    """One token from the raw projections: the RAW kernel (one launch) equals the NumPy default
+    (sigmoid, softplus gate, L2 norms, recurrence), outputs and state, over three steps."""
+    calls, step = [], krec._delta_step
+    monkeypatch.setattr(krec, "_delta_step", lambda *a, **kw: calls.append(kw.get("raw")) or step(*a, **kw))
+    rng = np.random.default_rng(Hk * 10 + Hv + S)
+    st = rand(rng, Hv, S, S, scale=0.3)
+    dst = dev(st)
+    addr = dst.data_ptr()
+    for i in range(3):
+        args = raw_inputs(rng, 1, Hk, Hv, S)
+        got = ops.to_numpy(ops.delta_net_step(*(dev(a) for a in args), dst, 1e-6))
+        want = ref.delta_net_step(*args, st, 1e-6)
+        assert got.shape == want.shape and rel(got, want) < 1e-5, i
+        assert rel(ops.to_numpy(dst), st) < 1e-5 and dst.data_ptr() == addr
+    assert len(calls) == 3 and all(c is not None for c in calls)
+
+
+def test_delta_net_step_prompt_takes_default(ops, ref):
+    rng = np.random.default_rng(5)
+    args = raw_inputs(rng, 6, 2, 4, 16)
+    st = rand(rng, 4, 16, 16, scale=0.3)
+    dst = dev(st)
+    got = ops.to_numpy(ops.delta_net_step(*(dev(a) for a in args), dst, 1e-6))
+    want = ref.delta_net_step(*args, st, 1e-6)
+    assert rel(got, want) < 1e-5 and rel(ops.to_numpy(dst), st) < 1e-5
+
+
+@pytest.mark.parametrize("shape", [(1, 4, 32), (1, 3, 7), (2, 5, 128), (1, 32, 128), (3, 1, 100)])
+def test_rms_norm_gated(ops, ref, shape):
+    rng = np.random.default_rng(sum(shape))
+    x, z, w = rand(rng, *shape), rand(rng, *shape, scale=3.0), rand(rng, shape[-1])
+    got = ops.to_numpy(ops.rms_norm_gated(dev(x), dev(w), 1e-6, dev(z), "silu"))
+    want = ref.rms_norm_gated(x, w, 1e-6, z, "silu")
+    assert got.shape == want.shape and rel(got, want) < 1e-6
 
 
 # ------------------------------------------------------------------------------------ mixture of experts

@@ -17,7 +17,8 @@ input window (`conv1d_causal`) and the delta rule in two forms, token by token
 state buffers belong to the cache and are updated in place, like `kv_write`.
 
 `BaseOps` carries the default compositions of the fused ops (add + norm, matmul + GLU,
-rope + KV write, Q and K rope of a layer, the delta-rule form chosen by step size); a backend overrides one when it has a
+rope + KV write, Q and K rope of a layer, the delta-rule form chosen by step size, the delta rule from
+a layer's raw projections, conv1d + activation, the gated RMS norm); a backend overrides one when it has a
 kernel for it. `check_capabilities` runs at
 load time and raises `BackendUnavailableError` listing every (op, ggml type) pair a backend lacks.
 """
@@ -182,6 +183,12 @@ class Ops(Protocol):
                          k_norm: Array | None = None, eps: float = 0.0) -> Array: ...
     # a layer's Q rope and K rope + KV write (each after its per-head norm when given); -> rotated Q
     def gated_delta_net(self, q: Array, k: Array, v: Array, g: Array, beta: Array, state: Array) -> Array: ...
+    def delta_net_step(self, q: Array, k: Array, v: Array, alpha: Array, b: Array, dt_bias: Array, a: Array,
+                       state: Array, eps: float) -> Array: ...
+    # gated_delta_net from the raw projections: q, k L2-normed, g = softplus(alpha + dt_bias) * a, beta = sigmoid(b)
+    def conv1d_causal_act(self, x: Array, state: Array, w: Array, act: str) -> Array: ...  # unary(conv1d_causal)
+    def rms_norm_gated(self, x: Array, w: Array | None, eps: float, z: Array, act: str) -> Array: ...
+    # rms_norm(x, w, eps) * unary(z, act)
     def run_step(self, forward: Any, cfg: Any, weights: Any, batch: Any, cache: Any) -> Array: ...
     def greedy_steps(self, forward: Any, cfg: Any, weights: Any, batch: Any, cache: Any, n: int) -> Any: ...
     # one whole model step: `forward(ops, cfg, weights, batch, cache)` unless the backend replays it
@@ -254,6 +261,24 @@ class BaseOps:
         if q.shape[0] > 1:
             return self.delta_net_chunked(q, k, v, g, beta, state)
         return self.delta_net_recurrent(q, k, v, g, beta, state)
+
+    def delta_net_step(self, q, k, v, alpha, b, dt_bias, a, state, eps):
+        """gated_delta_net from a Gated DeltaNet layer's raw projections: q, k (T, Hk, S) L2-normalized
+        over S as llama.cpp does (rms_norm with eps / S, times 1 / sqrt(S)), the log decay
+        g = softplus(alpha + dt_bias) * a and beta = sigmoid(b), alpha and b (T, Hv), dt_bias and a (Hv,)."""
+        beta = self.unary(b, "sigmoid")
+        g = self.mul(self.unary(self.add(alpha, dt_bias), "softplus"), a)
+        n = q.shape[-1]
+        q, k = (self.scale(self.rms_norm(x, None, eps / n), 1.0 / float(np.sqrt(n))) for x in (q, k))
+        return self.gated_delta_net(q, k, v, g, beta, state)
+
+    def conv1d_causal_act(self, x, state, w, act):
+        """unary(conv1d_causal(x, state, w), act)."""
+        return self.unary(self.conv1d_causal(x, state, w), act)
+
+    def rms_norm_gated(self, x, w, eps, z, act):
+        """rms_norm(x, w, eps) * unary(z, act) (z of x's shape)."""
+        return self.mul(self.rms_norm(x, w, eps), self.unary(z, act))
 
 
 @dataclass(frozen=True)

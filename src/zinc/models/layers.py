@@ -90,14 +90,14 @@ def gated_delta_net(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, batch: Batc
     S, Hk, Hv = cfg.ssm_state, cfg.ssm_k_heads, cfg.ssm_v_heads
     mixed = ops.matmul(h, lw["attn_qkv"])  # (T, 2*Hk*S + Hv*S)
     z = ops.matmul(h, lw["attn_gate"])  # (T, Hv*S)
-    beta = ops.unary(ops.matmul(h, lw["ssm_beta"]), "sigmoid")  # (T, Hv)
-    alpha = ops.add(ops.matmul(h, lw["ssm_alpha"]), lw.get("ssm_dt", "bias"))
-    g = ops.mul(ops.unary(alpha, "softplus"), lw.raw("ssm_a"))  # log decay, <= 0
-    conv = ops.unary(ops.conv1d_causal(mixed, state.conv, lw["ssm_conv1d"]), "silu")
+    b = ops.matmul(h, lw["ssm_beta"])  # (T, Hv): beta = sigmoid(b)
+    alpha = ops.matmul(h, lw["ssm_alpha"])  # (T, Hv): log decay g = softplus(alpha + dt_bias) * ssm_a <= 0
+    conv = ops.conv1d_causal_act(mixed, state.conv, lw["ssm_conv1d"], "silu")
     q, k, v = ops.split(conv, (Hk * S, Hk * S, Hv * S))
-    q, k = (l2_norm(ops, ops.reshape(x, (T, Hk, S)), S, cfg.norm_eps) for x in (q, k))
-    o = ops.gated_delta_net(q, k, ops.reshape(v, (T, Hv, S)), g, beta, state.ssm)  # (T, Hv, S)
-    o = ops.mul(ops.rms_norm(o, lw["ssm_norm"], cfg.norm_eps), ops.unary(ops.reshape(z, (T, Hv, S)), "silu"))
+    q, k = (ops.reshape(x, (T, Hk, S)) for x in (q, k))  # L2-normalized by delta_net_step
+    o = ops.delta_net_step(q, k, ops.reshape(v, (T, Hv, S)), alpha, b, lw.get("ssm_dt", "bias"), lw.raw("ssm_a"),
+                           state.ssm, cfg.norm_eps)  # (T, Hv, S)
+    o = ops.rms_norm_gated(o, lw["ssm_norm"], cfg.norm_eps, ops.reshape(z, (T, Hv, S)), "silu")
     return ops.matmul(ops.reshape(o, (T, Hv * S)), lw["ssm_out"])
 
 

@@ -375,6 +375,22 @@ class CudaOps(BaseOps):
     def conv1d_causal(self, x, state, w):
         return krec.conv1d_causal(x, state, w)
 
+    def conv1d_causal_act(self, x, state, w, act):
+        if act != "silu":
+            return super().conv1d_causal_act(x, state, w, act)
+        return krec.conv1d_causal(x, state, w, silu=True)  # one kernel: taps, silu, window shift
+
+    def delta_net_step(self, q, k, v, alpha, b, dt_bias, a, state, eps):
+        """A few tokens: one kernel for the gates, the q/k L2 norms and the delta rule; a prompt: the default."""
+        if q.shape[0] > 1 or not state.is_contiguous() or state.dtype != torch.float32:
+            return super().delta_net_step(q, k, v, alpha, b, dt_bias, a, state, eps)
+        return krec.delta_net_step(q, k, v, alpha, b, dt_bias, a, state, eps)
+
+    def rms_norm_gated(self, x, w, eps, z, act):
+        if act != "silu" or w is None or z.numel() != x.numel():
+            return super().rms_norm_gated(x, w, eps, z, act)
+        return krec.rms_norm_gated(x, w, eps, z)  # one kernel
+
     def delta_net_recurrent(self, q, k, v, g, beta, state):
         return krec.delta_net_recurrent(q, k, v, g, beta, state)
 

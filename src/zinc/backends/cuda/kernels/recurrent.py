@@ -3,11 +3,13 @@
 Same functions as the NumPy backend's `zinc.backends.cpu.deltanet` (read its docstring for the
 math), with no host sync, so a single-token step can be captured in a CUDA graph. States (the conv
 window and the (Hv, S, S) delta-rule matrices) are updated in place.
-Each op of a step is one Triton kernel: `conv1d_kernel` (the depthwise taps and the window shift;
-steps of up to CONV_MAX_T tokens, longer ones take torch code) and `delta_rule_kernel` (the
-token-by-token delta rule: decay, delta update and output of every token, the state held in registers
-between them). The chunked form (prefill) is torch code; it solves the unit lower-triangular system
-of each chunk with a triangular solve.
+Each op of a step is one Triton kernel: `conv1d_kernel` (the depthwise taps, optionally silu, and the
+window shift; steps of up to CONV_MAX_T tokens, longer ones take torch code), `delta_rule_kernel`
+(the token-by-token delta rule: decay, delta update and output of every token, the state held in
+registers between them; in its RAW form also the gates and the q/k L2 norms from the raw
+projections) and `gated_norm_kernel` (the output's RMS norm times silu of the gate). The chunked
+form (prefill) is torch code; it solves the unit lower-triangular system of each chunk with a
+triangular solve.
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ CONV_BC = 256  # channels per program of `conv1d_kernel`
 
 
 @triton.jit(do_not_specialize=["T"])  # T = 1 stays a runtime value: the window-row tests are on tensors
-def conv1d_kernel(x, state, w, out, T, C, K: tl.constexpr, BC: tl.constexpr):
+def conv1d_kernel(x, state, w, out, T, C, K: tl.constexpr, BC: tl.constexpr, SILU: tl.constexpr = False):
     """Depthwise causal conv over the window [state (K-1, C), x (T, C)] (oldest first):
-    out[t, c] = sum_j win[t + j, c] * w[c, j] in tap order; then state = win[T:]; grid (cdiv(C, BC),).
+    out[t, c] = sum_j win[t + j, c] * w[c, j] in tap order (then silu(out) with SILU); then
+    state = win[T:]; grid (cdiv(C, BC),).
     Each program owns its channels, so the window is read before it is shifted in place."""
     c = tl.program_id(0) * BC + tl.arange(0, BC)
     cm = c < C
@@ -38,6 +41,8 @@ def conv1d_kernel(x, state, w, out, T, C, K: tl.constexpr, BC: tl.constexpr):
             b = tl.load(x + (r - (K - 1)) * C + c, mask=cm & (r >= K - 1), other=0.0)
             tap = tl.load(w + c * K + j, mask=cm, other=0.0)
             acc = acc + tl.where(r < K - 1, a, b) * tap
+        if SILU:
+            acc = acc / (1.0 + tl.exp(-acc))
         tl.store(out + t * C + c, acc, mask=cm)
     for i in tl.static_range(K - 1):  # row i of the new state: window row T + i (rows > i not yet written)
         r = T + i
@@ -46,21 +51,23 @@ def conv1d_kernel(x, state, w, out, T, C, K: tl.constexpr, BC: tl.constexpr):
         tl.store(state + i * C + c, tl.where(r < K - 1, a, b), mask=cm)
 
 
-def conv1d_causal(x: torch.Tensor, state: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """Depthwise causal conv of x (T, C) over [state (K-1, C), x]; state keeps the last K-1 inputs."""
+def conv1d_causal(x: torch.Tensor, state: torch.Tensor, w: torch.Tensor, silu: bool = False) -> torch.Tensor:
+    """Depthwise causal conv of x (T, C) over [state (K-1, C), x] (then silu with `silu`); state keeps
+    the last K-1 inputs."""
     T, K = x.shape[0], w.shape[1]
     if T <= CONV_MAX_T and state.is_contiguous() and state.dtype == torch.float32:
         x, w = x.float().contiguous(), w.float().contiguous()
         C = x.shape[1]
         out = torch.empty((T, C), dtype=torch.float32, device=x.device)
-        conv1d_kernel[(triton.cdiv(C, CONV_BC),)](x, state, w, out, T, C, K=K, BC=CONV_BC, num_warps=2)
+        conv1d_kernel[(triton.cdiv(C, CONV_BC),)](x, state, w, out, T, C, K=K, BC=CONV_BC, SILU=bool(silu),
+                                                  num_warps=2)
         return out
     win = torch.cat([state, x.float()], dim=0)  # (T + K - 1, C), oldest first
     y = win[0:T] * w[:, 0]
     for j in range(1, K):  # f32 sum over the taps in order
         y = y + win[j:j + T] * w[:, j]
     state.copy_(win[T:])
-    return y
+    return torch.nn.functional.silu(y) if silu else y
 
 
 def _tiled(x: torch.Tensor, n_v: int) -> torch.Tensor:
@@ -70,12 +77,15 @@ def _tiled(x: torch.Tensor, n_v: int) -> torch.Tensor:
 
 
 @triton.jit
-def delta_rule_kernel(q, k, v, g, beta, state, out, T, HK, HV, SK, SV, scale, BK: tl.constexpr,
-                      BV: tl.constexpr):
+def delta_rule_kernel(q, k, v, g, beta, state, out, T, HK, HV, SK, SV, scale, dt_bias, a_log, eps,
+                      BK: tl.constexpr, BV: tl.constexpr, RAW: tl.constexpr = False):
     """The delta rule over T tokens for value head h and state columns [jb*BV, jb*BV + BV); grid (Hv,
     cdiv(SV, BV)). q, k (T, HK, SK) (v-head h reads k-head h % HK), v (T, HV, SV), g, beta (T, HV),
     state (HV, SK, SV) in place, out (T, HV, SV). Per token: s *= exp(g); d = beta (v - s^T k);
-    s += k d^T; o = s^T q * scale. A column of the state depends only on itself, so the columns split."""
+    s += k d^T; o = s^T q * scale. A column of the state depends only on itself, so the columns split.
+    RAW: g holds alpha and beta its logit, q and k are not normalized; per token the kernel takes
+    g = softplus(alpha + dt_bias[h]) * a_log[h], beta = sigmoid(beta) and q, k = l2_norm(q, k) as
+    `BaseOps.delta_net_step` does (x / sqrt(sum x^2 / SK + eps / SK) / sqrt(SK))."""
     h = tl.program_id(0)
     hk = h % HK
     i = tl.arange(0, BK)
@@ -90,6 +100,14 @@ def delta_rule_kernel(q, k, v, g, beta, state, out, T, HK, HV, SK, SV, scale, BK
         vt = tl.load(v + (t * HV + h) * SV + j, mask=jm, other=0.0)
         gt = tl.load(g + t * HV + h)
         bt = tl.load(beta + t * HV + h)
+        if RAW:
+            inv_n = 1.0 / SK
+            rs = 1.0 / tl.sqrt(SK * 1.0)
+            kt = kt * (1.0 / tl.sqrt(tl.sum(kt * kt, axis=0) * inv_n + eps * inv_n)) * rs
+            qt = qt * (1.0 / tl.sqrt(tl.sum(qt * qt, axis=0) * inv_n + eps * inv_n)) * rs
+            x = gt + tl.load(dt_bias + h)
+            gt = tl.where(x > 20.0, x, tl.log(1.0 + tl.exp(tl.minimum(x, 20.0)))) * tl.load(a_log + h)
+            bt = 1.0 / (1.0 + tl.exp(-bt))
         s = s * tl.exp(gt)
         kv = tl.sum(s * kt[:, None], axis=0)  # s^T k: (BV,)
         d = (vt - kv) * bt
@@ -99,17 +117,50 @@ def delta_rule_kernel(q, k, v, g, beta, state, out, T, HK, HV, SK, SV, scale, BK
     tl.store(sp, s, mask=sm)
 
 
-def _delta_step(q, k, v, g, beta, state: torch.Tensor) -> torch.Tensor:
-    """`delta_rule_kernel` on f32 contiguous inputs -> (T, Hv, Sv)."""
+def _delta_step(q, k, v, g, beta, state: torch.Tensor, raw: tuple | None = None) -> torch.Tensor:
+    """`delta_rule_kernel` on f32 contiguous inputs -> (T, Hv, Sv); raw = (dt_bias, a, eps): g and beta
+    are the raw alpha and beta logit, q and k not yet normalized (the kernel's RAW form)."""
     T, Hv, Sv = v.shape
     Hk, Sk = q.shape[1], q.shape[2]
     q, k, v, g, beta = (a.float().contiguous() for a in (q, k, v, g, beta))
     out = torch.empty((T, Hv, Sv), dtype=torch.float32, device=v.device)
     bv = min(DELTA_BV, triton.next_power_of_2(Sv))
     bk = triton.next_power_of_2(Sk)
+    dt_bias, a_log, eps = (g, g, 0.0) if raw is None else (raw[0].float().contiguous(),
+                                                          raw[1].float().contiguous(), float(raw[2]))
     delta_rule_kernel[(Hv, triton.cdiv(Sv, bv))](q, k, v, g, beta, state, out, T, Hk, Hv, Sk, Sv,
-                                                  1.0 / math.sqrt(Sv), BK=bk, BV=bv,
-                                                  num_warps=4 if bk * bv >= 2048 else 2)
+                                                  1.0 / math.sqrt(Sv), dt_bias, a_log, eps, BK=bk, BV=bv,
+                                                  RAW=raw is not None, num_warps=4 if bk * bv >= 2048 else 2)
+    return out
+
+
+def delta_net_step(q, k, v, alpha, b, dt_bias, a, state: torch.Tensor, eps: float) -> torch.Tensor:
+    """A step from the raw projections (`BaseOps.delta_net_step`) in one `delta_rule_kernel` launch;
+    the state must be f32 and contiguous -> (T, Hv, Sv)."""
+    return _delta_step(q, k, v, alpha.reshape(v.shape[0], v.shape[1]), b.reshape(v.shape[0], v.shape[1]), state,
+                       raw=(dt_bias.reshape(-1), a.reshape(-1), eps))
+
+
+@triton.jit
+def gated_norm_kernel(x, w, z, out, N, eps, BN: tl.constexpr):
+    """Row r of x, z (R, N): out = x / sqrt(mean(x^2) + eps) * w * silu(z); grid (R,)."""
+    r = tl.program_id(0).to(tl.int64)
+    n = tl.arange(0, BN)
+    m = n < N
+    xr = tl.load(x + r * N + n, mask=m, other=0.0)
+    zr = tl.load(z + r * N + n, mask=m, other=0.0)
+    wr = tl.load(w + n, mask=m, other=0.0)
+    y = xr * (1.0 / tl.sqrt(tl.sum(xr * xr, axis=0) / N + eps)) * wr
+    tl.store(out + r * N + n, y * (zr / (1.0 + tl.exp(-zr))), mask=m)
+
+
+def rms_norm_gated(x: torch.Tensor, w: torch.Tensor, eps: float, z: torch.Tensor) -> torch.Tensor:
+    """rms_norm(x, w, eps) * silu(z) over the last axis (x, z of one shape, w (N,)) in one launch."""
+    N = x.shape[-1]
+    x, z, w = x.float().contiguous(), z.float().contiguous().reshape(x.shape), w.float().contiguous()
+    out = torch.empty_like(x)
+    bn = triton.next_power_of_2(N)
+    gated_norm_kernel[(x.numel() // N,)](x, w, z, out, N, float(eps), BN=bn, num_warps=4 if bn >= 1024 else 1)
     return out
 
 
