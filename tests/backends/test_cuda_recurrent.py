@@ -178,6 +178,24 @@ def test_rms_norm_gated(ops, ref, shape):
     assert got.shape == want.shape and rel(got, want) < 1e-6
 
 
+@pytest.mark.parametrize("T,H,N", [(1, 4, 32), (1, 3, 128), (2, 5, 64), (4, 2, 256)])
+def test_rms_norm_gated_q8(ops, ref, T, H, N):
+    """With the 8-bit form: the output as above and its codes, scales and sums equal quantize_x of it,
+    and the following matmul reads them (no quantization of its own)."""
+    from zinc.backends.cuda.kernels import mmvq
+
+    rng = np.random.default_rng(T + H + N)
+    x, z, w = rand(rng, T, H, N), rand(rng, T, H, N, scale=3.0), rand(rng, N)
+    q8 = mmvq.q8_buffers(T, H * N, DEVICE)
+    out = krec.rms_norm_gated(dev(x), dev(w), 1e-6, dev(z), q8)
+    assert rel(ops.to_numpy(out), ref.rms_norm_gated(x, w, 1e-6, z, "silu")) < 1e-6
+    for got, want in zip(q8, mmvq.quantize_x(out.reshape(T, H * N))):
+        assert torch.equal(got, want)
+    cops = CudaOps(device=DEVICE, graphs=False)
+    y = cops.rms_norm_gated(dev(x), dev(w), 1e-6, dev(z), "silu")
+    assert cops._quantizes(y.reshape(T, H * N), y.reshape(T, H * N))
+
+
 # ------------------------------------------------------------------------------------ mixture of experts
 
 

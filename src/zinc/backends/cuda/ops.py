@@ -387,9 +387,18 @@ class CudaOps(BaseOps):
         return krec.delta_net_step(q, k, v, alpha, b, dt_bias, a, state, eps)
 
     def rms_norm_gated(self, x, w, eps, z, act):
+        """One kernel; for a few rows of (T, H, N), N a power of two >= 32, it also writes its output's
+        8-bit form for the output projection's matvec (see _quantized)."""
         if act != "silu" or w is None or z.numel() != x.numel():
             return super().rms_norm_gated(x, w, eps, z, act)
-        return krec.rms_norm_gated(x, w, eps, z)  # one kernel
+        n = x.shape[-1]
+        q8 = None
+        if not self.exact and x.dim() == 3 and x.shape[0] <= MATVEC_MAX_ROWS and n >= 32 and n & (n - 1) == 0:
+            q8 = mmvq.q8_buffers(x.shape[0], x.shape[1] * n, self.device)
+        out = krec.rms_norm_gated(x, w, eps, z, q8)
+        if q8 is not None:
+            self._qx = (out, *q8)
+        return out
 
     def delta_net_recurrent(self, q, k, v, g, beta, state):
         return krec.delta_net_recurrent(q, k, v, g, beta, state)

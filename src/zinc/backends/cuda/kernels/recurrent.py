@@ -20,6 +20,8 @@ import torch
 import triton
 import triton.language as tl
 
+from zinc.backends.cuda.kernels.mmvq import q8_store
+
 CONV_MAX_T = 64  # up to this many tokens conv1d runs `conv1d_kernel` (one program walks all the tokens)
 DELTA_BV = 16  # value-dim columns of the state per program of `delta_rule_kernel`
 CONV_BC = 256  # channels per program of `conv1d_kernel`
@@ -142,8 +144,11 @@ def delta_net_step(q, k, v, alpha, b, dt_bias, a, state: torch.Tensor, eps: floa
 
 
 @triton.jit
-def gated_norm_kernel(x, w, z, out, N, eps, BN: tl.constexpr):
-    """Row r of x, z (R, N): out = x / sqrt(mean(x^2) + eps) * w * silu(z); grid (R,)."""
+def gated_norm_kernel(x, w, z, out, N, eps, H, xq, xd, xs, BN: tl.constexpr, QUANT: tl.constexpr,
+                      NBQ: tl.constexpr):
+    """Row r of x, z (R, N): out = x / sqrt(mean(x^2) + eps) * w * silu(z); grid (R,). With QUANT
+    (N = NBQ * 32) the row is also written on 8 bits: blocks h * NBQ ... of the (R / H, H * N) activation
+    row r // H, h = r % H (`mmvq.q8_store`), for the output projection's matvec."""
     r = tl.program_id(0).to(tl.int64)
     n = tl.arange(0, BN)
     m = n < N
@@ -151,16 +156,24 @@ def gated_norm_kernel(x, w, z, out, N, eps, BN: tl.constexpr):
     zr = tl.load(z + r * N + n, mask=m, other=0.0)
     wr = tl.load(w + n, mask=m, other=0.0)
     y = xr * (1.0 / tl.sqrt(tl.sum(xr * xr, axis=0) / N + eps)) * wr
-    tl.store(out + r * N + n, y * (zr / (1.0 + tl.exp(-zr))), mask=m)
+    y = y * (zr / (1.0 + tl.exp(-zr)))
+    tl.store(out + r * N + n, y, mask=m)
+    if QUANT:
+        b = (r % H) * NBQ + tl.arange(0, NBQ)
+        q8_store(tl.reshape(y, (NBQ, 2, 4, 4)), b, r // H, H * N, b >= 0, xq, xd, xs)
 
 
-def rms_norm_gated(x: torch.Tensor, w: torch.Tensor, eps: float, z: torch.Tensor) -> torch.Tensor:
-    """rms_norm(x, w, eps) * silu(z) over the last axis (x, z of one shape, w (N,)) in one launch."""
+def rms_norm_gated(x: torch.Tensor, w: torch.Tensor, eps: float, z: torch.Tensor, q8=None) -> torch.Tensor:
+    """rms_norm(x, w, eps) * silu(z) over the last axis (x, z of one shape (T, H, N), w (N,)) in one
+    launch; q8: `mmvq.q8_buffers(T, H * N)` to also get the output on 8 bits (N a power of two >= 32)."""
     N = x.shape[-1]
     x, z, w = x.float().contiguous(), z.float().contiguous().reshape(x.shape), w.float().contiguous()
     out = torch.empty_like(x)
     bn = triton.next_power_of_2(N)
-    gated_norm_kernel[(x.numel() // N,)](x, w, z, out, N, float(eps), BN=bn, num_warps=4 if bn >= 1024 else 1)
+    H = x.shape[-2] if x.dim() >= 2 else 1
+    xq, xd, xs = q8 if q8 is not None else (out, out, out)
+    gated_norm_kernel[(x.numel() // N,)](x, w, z, out, N, float(eps), H, xq, xd, xs, BN=bn, QUANT=q8 is not None,
+                                         NBQ=max(1, N // 32), num_warps=4 if bn >= 1024 else 1)
     return out
 
 
