@@ -19,10 +19,7 @@ one matvec whose outputs are the split's column blocks. `matvec_q8=False` keeps 
 Fusion without model changes: the fused ops of `base.py` have kernels (add + rms_norm, matmul + GLU,
 rope + KV write), and a few producers are deferred (`VkArray.pending`) so that their consumer can
 fold them in: a per-head rms_norm into the following rope (or rope + KV write), a matmul into the
-add of its bias row, a matmul over experts into the add of the selected experts' bias rows, and a
-one-token rms_norm (+ residual add) into the 8-bit matvecs that read it: each of their workgroups
-normalizes and quantizes the row into workgroup memory itself (lib/norm_q8.wgsl, the same bits as
-rms_norm4), the first fused dispatch also writing the residual sum. A
+add of its bias row, a matmul over experts into the add of the selected experts' bias rows. A
 deferred dispatch that nothing fuses runs when its buffer is first bound. A one-token
 `rope_qk_kv_write` (the Q and K norms + rope and the KV-cache write) is deferred whole and done by the
 attention over that cache, inside its dispatch (attention.wgsl, FUSE). Inputs of deferred ops are
@@ -67,10 +64,6 @@ _GATING = {"softmax": 0, "sigmoid": 1, "softmax_weight": 2}
 # single configs over Qwen3-8B's decode shapes on an H200, bench/vulkan_matvec_sweep.py)
 MATVEC_CONFIG = {"matvec": (32, 1, 2), "matvec_glu": (32, 1, 2), "mvq": (32, 1, 8), "mvq_glu": (16, 2, 16)}
 MVQ_ROWS = 4
-# a one-token rms_norm whose 8-bit activations feed mvq / mvq_glu is done inside those dispatches
-# (lib/norm_q8.wgsl) for rows of K <= NORM_FUSE_K (the row's codes live in workgroup memory) and
-# products of N <= NORM_FUSE_N rows (every workgroup redoes the norm: not the vocabulary projection)
-NORM_FUSE_K, NORM_FUSE_N = 6144, 32768
 
 
 class VkArray:
@@ -82,9 +75,7 @@ class VkArray:
     time `buf` is read. `lazy` says what that dispatch computes, so that the consumer can run one fused
     kernel instead (leaving this array deferred): ("rms_norm", x, w, eps) for a per-head norm,
     ("matmul", record_with_bias) and ("experts", ids, record_with_bias) for weight products,
-    ("embed", w, ids) for an expert-bias lookup, ("qnorm", x, r, w, eps, s, done) for a one-token norm
-    of x (+ r, the sum s: pending on the same dispatch; done[0]: it ran) that an 8-bit matvec may do
-    itself (_mvq).
+    ("embed", w, ids) for an expert-bias lookup.
     """
 
     def __init__(self, buf: Any, shape: tuple[int, ...], dtype: str = "f32", host: np.ndarray | None = None):
@@ -312,8 +303,6 @@ class VulkanOps(BaseOps):
 
     def _q8(self, x: VkArray) -> Any:
         """x's 8-bit activations (lib/q8.wgsl), quantized now unless its producer wrote them."""
-        if x.pending is not None:  # a deferred norm writes them when it runs
-            x.buf
         K = x.shape[-1]
         if x.q8 is None or x.q8[0] != K:
             T = x.size // K
@@ -339,27 +328,10 @@ class VulkanOps(BaseOps):
         N, K = w.shape
         T = x.size // K
         L, R, S = self.matvec[kernel]
-        glu = kernel == "mvq_glu"
-        nb = 6 if glu else 8  # the kernel's bindings
-        nz = x.lazy if x.pending is not None and x.lazy and x.lazy[0] == "qnorm" else None
-        if (nz and not nz[6][0] and T == 1 and L * S == 256 and K <= NORM_FUSE_K and N <= NORM_FUSE_N
-                and self._norm_fits(K, nb, R)):
-            _, src, r, nw, eps, s, _ = nz  # the pending norm of one row: done by each workgroup (lib/norm_q8.wgsl)
-            write_s = s is not None and s.pending is not None
-            norm = {"NB0": str(nb), "NB1": str(nb + 1), "NB2": str(nb + 2), "NADD": str(r is not None).lower(),
-                    "NHASW": str(nw is not None).lower(), "NSW": str(write_s).lower(),
-                    "NEPS": repr(float(np.float32(eps)))}
-            xq, extra = src.buf, [r.buf if r is not None else self._dummy, nw.buf if nw is not None else self._dummy,
-                                  s._buf if write_s else self._dummy_w]
-            if write_s:
-                s.pending = None
-            subs = {**subs, "XQ": _fill(shader_source("lib/norm_q8.wgsl"), norm),
-                    "PRE": "norm_q8(lid, wid.x + wid.y * nwg.x);"}
-        else:
-            xq, extra = self._q8(x), []
-            subs = {**subs, "XQ": "@group(0) @binding(1) var<storage, read> XQ: array<vec4<u32>>;", "PRE": ""}
+        xq = self._q8(x)
         subs = {**subs, **self._mv_subs(kernel), "K": str(K), "UNITS": str(K // 64), "UNIT": mvq_src(w)}
         out = outs[0]
+        glu = kernel == "mvq_glu"
         bufs = [xq, *(v.buf for v in ws[:1 + glu]), out._buf]
         widths = [o.shape[-1] for o in outs] + [0, 0]
         nw1, N = N, N + (ws[1].shape[0] if len(ws) > 1 and not glu else 0)  # rows of w, of the dispatch
@@ -372,7 +344,6 @@ class VulkanOps(BaseOps):
             subs["UNIT2"] = mvq_src(w, "2")
             bufs += [bias.buf if bias is not None else self._dummy, *(o._buf for o in outs[1:]),
                      *self._dummy_ws[len(outs) - 1:], ws[1].buf if len(ws) > 1 else self._dummy]
-        bufs += extra
         for t0 in range(0, T, MVQ_ROWS):
             if glu:
                 u = self.dev.uniform("III", N, w.row_words // 4, t0)
@@ -380,13 +351,6 @@ class VulkanOps(BaseOps):
                 u = self.dev.uniform("IIIIIII", N, w.row_words // 4, int(bias is not None), widths[0],
                                      widths[0] + widths[1], t0, nw1)
             self._run(kernel, u, bufs, grid(-(-N // (R * S))), {**subs, "NT": str(min(MVQ_ROWS, T - t0))})
-
-    def _norm_fits(self, K: int, nb: int, R: int) -> bool:
-        """The device has room for a matvec with the norm inside: its storage bindings (nb - 1 + 3) and
-        workgroup memory (the row's codes, the norm's scratch, a generous allowance for the matvec's own)."""
-        lim = self.dev.device.limits
-        return (lim.get("max-storage-buffers-per-shader-stage", 8) >= nb + 2
-                and lim.get("max-compute-workgroup-storage-size", 16384) >= K * 3 // 2 + 2048 + 8 * 256 * R + 512)
 
     def _mvq_pair(self, x: VkArray, w: VkWeight, out: VkArray) -> None:
         """The deferred product x @ w.T into out, joined by another pending one of the same input and
@@ -535,21 +499,10 @@ class VulkanOps(BaseOps):
         q8 = self.matvec_q8 and rows <= MVQ_ROWS and D % 256 == 0
         y.q8 = (D, self.dev.buffer(4 * rows * _q8_row_words(D))) if q8 else None
         u = self.dev.uniform("IIIfII", D, rows, int(w is not None), eps, int(r is not None), int(q8))
+        bufs = [x.buf, r.buf if r is not None else self._dummy, wb, s.buf if s is not None else self._dummy_w,
+                y.buf, y.q8[1] if q8 else self._dummy_w]
         ns = -(-D // 1024)  # workgroups per row (each normalizes 1024 values)
-        outs = [s._buf if s is not None else self._dummy_w, y._buf, y.q8[1] if q8 else self._dummy_w]
-        done = [False]
-
-        def record() -> None:  # holds neither y nor s (no reference cycle), only their buffers
-            if not done[0]:
-                done[0] = True
-                bufs = [x.buf, r.buf if r is not None else self._dummy, w.buf if w is not None else self._dummy]
-                self._run("rms_norm4", u, bufs + outs, grid(rows * ns), {"NS": str(ns)})
-        if q8 and rows == 1 and D <= NORM_FUSE_K:  # deferred: an 8-bit matvec reading y may do it (_mvq)
-            y.pending, y.lazy = record, ("qnorm", x, r, w, eps, s, done)
-            if s is not None:
-                s.pending, s.lazy = record, None
-        else:
-            record()
+        self._run("rms_norm4", u, bufs, grid(rows * ns), {"NS": str(ns)})
 
     def add_rms_norm(self, x: VkArray, r: VkArray, w: VkArray | None, eps: float) -> tuple[VkArray, VkArray]:
         D = x.shape[-1]
@@ -829,12 +782,6 @@ class VulkanOps(BaseOps):
         """Dispatches and submits so far, and the adapter in use."""
         return {"dispatches": self.dev.n_dispatches, "submits": self.dev.n_submits,
                 "adapter": self.dev.info.get("device"), "adapter_type": self.dev.info.get("adapter_type")}
-
-
-def _fill(src: str, subs: dict[str, str]) -> str:
-    for k, v in subs.items():
-        src = src.replace("{{" + k + "}}", v)
-    return src
 
 
 def _q8_row_words(K: int) -> int:

@@ -10,6 +10,7 @@
 // one dispatch; nw1 = N: none), nw1 % (S R) == 0 keeping each workgroup on one weight.
 struct Params { N: u32, row_vec4: u32, has_bias: u32, n1: u32, n2: u32, t0: u32, nw1: u32 }
 @group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> XQ: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> W: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read_write> Y: array<f32>;
 @group(0) @binding(4) var<storage, read> BIAS: array<f32>;
@@ -26,8 +27,6 @@ const UNITS: u32 = {{UNITS}}u;
 const WG: u32 = L * S;
 const NACC: u32 = R * NT;  // sums per thread (lib/mv_reduce_*.wgsl)
 const XROW: u32 = K / 16u + K / 32u;  // vec4 per activation row (lib/q8.wgsl)
-
-{{XQ}}
 
 {{UNIT}}
 
@@ -48,7 +47,6 @@ fn store(k: u32, n: u32, v: f32) {
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32 {{SG_ARGS}}) {
-    {{PRE}}
     let t = {{THREAD}};
     let lane = t % L;
     let row0 = ((wid.x + wid.y * nwg.x) * S + t / L) * R;

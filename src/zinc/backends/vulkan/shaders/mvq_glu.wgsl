@@ -4,6 +4,7 @@
 // S * R % 32 == 0 and N % 256 == 0: a workgroup quantizes its own 32-row blocks).
 struct Params { N: u32, row_vec4: u32, t0: u32 }
 @group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> XQ: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> W: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> W2: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read_write> Y: array<f32>;
@@ -20,8 +21,6 @@ const WG: u32 = L * S;
 const NACC: u32 = R * NT;
 const XROW: u32 = K / 16u + K / 32u;  // vec4 per activation row (lib/q8.wgsl)
 const SR: u32 = S * R;  // rows per workgroup
-
-{{XQ}}
 
 {{UNIT}}
 
@@ -41,7 +40,6 @@ var<workgroup> yo: array<f32, NT * SR>;
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32 {{SG_ARGS}}) {
-    {{PRE}}
     let t = {{THREAD}};
     let lane = t % L;
     let wg = wid.x + wid.y * nwg.x;

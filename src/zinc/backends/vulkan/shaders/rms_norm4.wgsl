@@ -5,7 +5,6 @@
 // per thread), so a one-token row is not one workgroup's serial work.
 // q8 = 1 also writes y's 8-bit activations to QO (lib/q8.wgsl; D % 256 == 0): a block of 32 values is
 // 8 consecutive threads, which swap their max and code sums through workgroup memory.
-// lib/norm_q8.wgsl does the same arithmetic inside the matvecs (a one-token norm): keep them in step.
 struct Params { D: u32, rows: u32, has_w: u32, eps: f32, add: u32, q8: u32 }
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> X: array<vec4<f32>>;
