@@ -23,10 +23,6 @@ sums it needs are its own and the loop has no cross-thread reductions (about hal
 byte of the first form, `python bench/cuda_mmvq_sweep.py --sass`); U unrolls its loop so that U steps'
 weight loads are in flight together.
 
-`matvec(..., q8=out_q8_buffers(T, N))` (`mmvq_q8_kernel`) also leaves the output's own 8-bit form for
-the next matvec (the GLU's for the down projection): the last program to finish a 32-row block (a
-per-block counter, acq_rel atomics) reads the block back and quantizes it, no separate launch.
-
 `matvec_experts` is the same product over the experts a MoE router selected: for an expert stack
 (E, N, K) (uploaded as E*N rows) out[t, j] = W[ids[t, j]] . x[t] (or x[t, j]), the ids read on the
 device (no host sync: a CUDA graph can hold the launch); with `glu` one kernel does gate and up.
@@ -392,10 +388,17 @@ def _part_t(a, b, c, d, xqt, xdt, xst, r, u, K, QT: tl.constexpr, ASM: tl.conste
 
 
 @triton.jit
-def _mmvq_rows(xq, xd, xs, a, b, c, d, a2, b2, c2, d2, t, ks, rn, N, K, QT: tl.constexpr, BN: tl.constexpr,
-               NG: tl.constexpr, KS: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr, ACT: tl.constexpr,
-               V: tl.constexpr, U: tl.constexpr):
-    """The (BN,) dots (or GLU values) of rows rn (masked past N) with token t's x, over K step ks of KS."""
+def mmvq_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, QT: tl.constexpr, BN: tl.constexpr,
+                NG: tl.constexpr, KS: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr, ACT: tl.constexpr,
+                V: tl.constexpr = 0, U: tl.constexpr = 1):
+    """grid (cdiv(N, BN), T * KS): out[t, rows] (+)= W[rows] . x[t]; with KS > 1 the KS programs of a
+    row block take every KS-th step of K and add atomically into a zeroed out. ACT >= 0 (KS 1):
+    out = act(W . x) * (W2 . x), W2 (a2..d2) a second weight of the same type and shape (a GLU).
+    V = 1 (Q4_K, Q6_K): the per-thread partials of `_part_t` (see `_part_q4k_t`), U steps of NG units
+    per loop trip (unrolled: U steps' weight loads in flight at once)."""
+    t = tl.program_id(1) // KS
+    ks = tl.program_id(1) % KS
+    rn = tl.program_id(0) * BN + tl.arange(0, BN)
     r = tl.where(rn < N, rn, 0).to(tl.int64)
     xqt, xdt, xst = xq + t * (K // 4), xd + t * (K // 16), xs + t * (K // 16)
     if QT == 8 or QT == 39:
@@ -425,63 +428,10 @@ def _mmvq_rows(xq, xd, xs, a, b, c, d, a2, b2, c2, d2, t, ks, rn, N, K, QT: tl.c
         y2 = tl.sum(acc2, axis=1)
     if ACT >= 0:
         y = glu_act(y, y2, ACT)
-    return y
-
-
-@triton.jit
-def mmvq_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, QT: tl.constexpr, BN: tl.constexpr,
-                NG: tl.constexpr, KS: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr, ACT: tl.constexpr,
-                V: tl.constexpr = 0, U: tl.constexpr = 1):
-    """grid (cdiv(N, BN), T * KS): out[t, rows] (+)= W[rows] . x[t]; with KS > 1 the KS programs of a
-    row block take every KS-th step of K and add atomically into a zeroed out. ACT >= 0 (KS 1):
-    out = act(W . x) * (W2 . x), W2 (a2..d2) a second weight of the same type and shape (a GLU).
-    V = 1 (Q4_K, Q6_K): the per-thread partials of `_part_t` (see `_part_q4k_t`), U steps of NG units
-    per loop trip (unrolled: U steps' weight loads in flight at once)."""
-    t = tl.program_id(1) // KS
-    ks = tl.program_id(1) % KS
-    rn = tl.program_id(0) * BN + tl.arange(0, BN)
-    y = _mmvq_rows(xq, xd, xs, a, b, c, d, a2, b2, c2, d2, t, ks, rn, N, K, QT, BN, NG, KS, ASM, EVEN, ACT, V, U)
     if KS == 1:
         tl.store(out + t * so + rn, y, mask=rn < N)
     else:
         tl.atomic_add(out + t * so + rn, y, mask=rn < N)
-
-
-@triton.jit
-def mmvq_q8_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, yq, yd, ys, cnt, QT: tl.constexpr,
-                   BN: tl.constexpr, NG: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr, ACT: tl.constexpr,
-                   V: tl.constexpr = 0, U: tl.constexpr = 1):
-    """`mmvq_kernel` (KS 1, BN <= 32) that also leaves out's 8-bit form in yq, yd, ys (`quantize_kernel`'s
-    layout for rows of NP = cdiv(N, 32) * 32 values, a last partial block zero-padded); grid (cdiv(N, BN), T).
-
-    No program owns a whole 32-value block (BN < 32), so the last one to finish a block quantizes it:
-    each program stores its rows, then adds one to the block's counter cnt[t * cdiv(N, 32) + block]
-    (acq_rel, gpu scope: its stores are released, and the last adder acquires all of them); the program
-    that brings the count to the block's number of programs reads the block's 32 outputs back (.cg: from
-    L2), quantizes them and sets the counter back to 0, so the zeroed counters are ready for the next
-    launch (or graph replay)."""
-    t = tl.program_id(1)
-    rn = tl.program_id(0) * BN + tl.arange(0, BN)
-    y = _mmvq_rows(xq, xd, xs, a, b, c, d, a2, b2, c2, d2, t, 0, rn, N, K, QT, BN, NG, 1, ASM, EVEN, ACT, V, U)
-    row = out + t * so
-    tl.store(row + rn, y, mask=rn < N)
-    NPB: tl.constexpr = 32 // BN  # programs per full block
-    blk = tl.program_id(0) // NPB
-    nb = (N + 31) // 32
-    need = (tl.minimum(N - blk * 32, 32) + BN - 1) // BN
-    tl.debug_barrier()  # every thread's stores before the (one thread's) release
-    ctr = cnt + t * nb + blk
-    if tl.atomic_add(ctr, 1, sem="acq_rel", scope="gpu") == need - 1:
-        tl.debug_barrier()
-        bb = blk + tl.arange(0, 1)
-        h = tl.arange(0, 2)
-        w4 = tl.arange(0, 4)
-        j = tl.arange(0, 4)
-        off = (bb[:, None, None, None] * 32 + h[None, :, None, None] * 16 + w4[None, None, :, None] * 4
-               + j[None, None, None, :])
-        v = tl.load(row + off, mask=off < N, other=0.0, cache_modifier=".cg")
-        q8_store(v, bb, t, nb * 32, bb >= 0, yq, yd, ys)
-        tl.store(ctr, 0)
 
 
 TYPES = (8, 12, 14, 39)  # Q8_0, Q4_K, Q6_K, MXFP4
@@ -512,11 +462,9 @@ def words(parts, qtype: int) -> tuple[torch.Tensor, ...]:
 
 
 def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple | None = None,
-           glu: tuple | None = None, q8: tuple | None = None) -> None:
+           glu: tuple | None = None) -> None:
     """xqt = quantize_x(x) for x (T, K) -> out (T, N) f32. glu = (up weight's parts, activation code of
-    `elementwise.GLU_ACTS`): out = act(x . W) * (x . W_up). q8 = `out_q8_buffers(T, N)` (xq, xd, xs,
-    counters): the same kernel also writes out's 8-bit form to xq, xd, xs (as `quantize_x(out)`; N not
-    a multiple of 32: of out zero-padded to one), one pass, no split K (`mmvq_q8_kernel`)."""
+    `elementwise.GLU_ACTS`): out = act(x . W) * (x . W_up)."""
     xq, xd, xs = xqt
     bn, ng, nw, ks, *st = cfg or config(qtype, n, k, glu is not None)
     var = st[1] if len(st) > 1 and qtype in (12, 14) else 0
@@ -524,56 +472,16 @@ def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple
     assert not (var and qtype == 14 and ng % 2), "Q6_K's per-thread form takes NG units in pairs"
     a, b, c, d = words(parts, qtype)
     a2, b2, c2, d2 = words(glu[0], qtype) if glu else (a, b, c, d)
-    if glu or q8 is not None:
+    if glu:
         ks = 1
     if ks > 1:
         out.zero_()
     unit = 32 if qtype in (8, 39) else 64
-    even = k % (unit * ng * ks * unroll) == 0
-    stages = st[0] if st else 3
-    if q8 is not None:
-        yq, yd, ys, cnt = q8
-        nb = triton.cdiv(n, 32)
-        t = xq.shape[0]
-        assert 32 % bn == 0, "the fused quantization takes up to 32 rows per program"
-        assert yq.shape == (t, nb * 8) and yd.shape == (t, nb, 2) and ys.shape == (t, nb * 2), "out_q8_buffers(T, N)"
-        assert cnt.dtype == torch.int32 and cnt.numel() >= t * nb
-        mmvq_q8_kernel[(triton.cdiv(n, bn), t)](
-            xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, n, k, out.stride(0), yq, yd, ys, cnt, QT=qtype, BN=bn,
-            NG=ng, ASM=xq.is_cuda, EVEN=even, ACT=glu[1] if glu else -1, V=var, U=unroll, num_warps=nw,
-            num_stages=stages)
-        return
     mmvq_kernel[(triton.cdiv(n, bn), xq.shape[0] * ks)](
         xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, n, k, out.stride(0), QT=qtype, BN=bn, NG=ng, KS=ks,
-        ASM=xq.is_cuda, EVEN=even, ACT=glu[1] if glu else -1, V=var, U=unroll, num_warps=nw, num_stages=stages)
-
-
-_COUNTERS: dict[tuple, torch.Tensor] = {}  # (device, size) -> zeroed int32 counters of mmvq_q8_kernel
-
-
-def block_counters(n: int, device) -> torch.Tensor:
-    """At least n zeroed int32 counters for `mmvq_q8_kernel`, kept per device and size (a power of two, at
-    least 1024) for every launch: each launch leaves them zero, so launches on one stream (or a captured
-    graph's replays) share them. Not for kernels running concurrently on several streams. Made outside a
-    CUDA graph capture (an eager step runs first); one first asked for while capturing is a temporary of
-    the graph (zeroed by a memset node in it)."""
-    device = torch.device(device)
-    size = max(1024, triton.next_power_of_2(n))
-    key = (device.type, device.index, size)
-    buf = _COUNTERS.get(key)
-    if buf is None:
-        buf = torch.zeros(size, dtype=torch.int32, device=device)
-        if device.type == "cuda" and torch.cuda.is_current_stream_capturing():
-            return buf
-        _COUNTERS[key] = buf
-    return buf
-
-
-def out_q8_buffers(t: int, n: int, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(xq, xd, xs, counters) for `matvec(..., q8=)`: the 8-bit form of a (T, N) output (N rounded up to
-    a multiple of 32) and the kernel's block counters."""
-    k = triton.cdiv(n, 32) * 32
-    return (*q8_buffers(t, k, device), block_counters(t * (k // 32), device))
+        ASM=xq.is_cuda, EVEN=k % (unit * ng * ks * unroll) == 0, ACT=glu[1] if glu else -1, V=var, U=unroll,
+        num_warps=nw,
+        num_stages=st[0] if st else 3)
 
 
 @triton.jit
