@@ -9,7 +9,6 @@ tensor-spec helpers list what each block reads, for `load_weights`.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from zinc.backends.base import Ops
@@ -99,11 +98,6 @@ def gated_delta_net(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, batch: Batc
                            state.ssm, cfg.norm_eps)  # (T, Hv, S)
     o = ops.rms_norm_gated(o, lw["ssm_norm"], cfg.norm_eps, ops.reshape(z, (T, Hv, S)), "silu")
     return ops.matmul(ops.reshape(o, (T, Hv * S)), lw["ssm_out"])
-
-
-def l2_norm(ops: Ops, x: Any, n: int, eps: float) -> Any:
-    """x / sqrt(sum x^2 + eps) over the last axis (length n), as llama.cpp does: rms_norm(eps/n) / sqrt(n)."""
-    return ops.scale(ops.rms_norm(x, None, eps / n), 1.0 / math.sqrt(n))
 
 
 def glu_ffn(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, suffix: str = "") -> Any:
