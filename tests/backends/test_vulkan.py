@@ -114,15 +114,13 @@ def _weight_case(vk, cpu, rng, name: str) -> float:
 
 
 def _attention_case(vk, cpu, rng, name: str) -> float:
-    """A cache of 70 cells (68 in use); for attention_gqa (and attention_window) also one of 300 (290 in
-    use: several rounds of the kernel's key chunks), and for attention_gqa a decode step of Qwen3-8B's
-    heads at a short cache, odd head dims and heads of 256."""
+    """A cache of 70 cells (68 in use); for attention_gqa also one of 300 (290 in use: several rounds of
+    the kernel's key tiles), a decode step of Qwen3-8B's heads at a short cache, odd head dims and
+    heads of 256."""
     shapes = [(70, 68, 3, 6, 2, 40, 48)]  # cells, in use, tokens, q heads, kv heads, Dh, Dv
     if name == "attention_gqa":
         shapes += [(300, 290, 3, 6, 2, 40, 48), (21, 20, 1, 32, 8, 128, 128), (50, 37, 2, 3, 1, 37, 19),
                    (9, 9, 1, 4, 4, 256, 256)]
-    if name == "attention_window":  # the first chunk of 256 keys wholly outside the window
-        shapes += [(300, 290, 3, 6, 2, 40, 48)]
     return max(_attention_at(vk, cpu, rng, name, *sh) for sh in shapes)
 
 

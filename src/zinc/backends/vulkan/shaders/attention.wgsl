@@ -1,12 +1,10 @@
 // Causal / sliding-window attention with GQA, optional softcap and sinks: one workgroup of 256 per
-// (query token, query head), over the keys in chunks of CH = 256 with one online softmax. A chunk is
-// two parallel steps, so that a short cache (<= 256 cells) costs two memory latencies and four
-// barriers: the scores (4 threads per key, each a quarter of the dot: thread part p takes dims p,
-// p + 4, ...; the q values stay in registers; NT = 4 keys per thread, their loads independent), the
-// chunk's max in two rounds of 16, then the weighted sum of V (thread = column slot c and key slice
-// ks: columns c + NC r, r < 4, keys ks, ks + NSL, ... of the chunk), the slices summed at the end.
-// Compile-time DH, DV <= 256 (QN = ceil(DH / 4)), NC (a power of two >= DV / 4, 4 <= NC <= 64) and
-// NSL = 256 / NC.
+// (query token, query head), over the keys in tiles of 64 with one online softmax. A tile is two
+// short parallel steps, so that a short cache costs a few memory latencies: the scores (4 threads
+// per key, each a quarter of the dot: thread part p takes dims p, p + 4, ...; the q values stay in
+// registers), then the weighted sum of V (thread = column slot c and key slice ks: columns c + NC r,
+// r < 4, keys ks, ks + NSL, ... of the tile), the slices summed at the end. Compile-time DH, DV <= 256
+// (QN = ceil(DH / 4)), NC (a power of two >= DV / 4, 4 <= NC <= 64) and NSL = 256 / NC.
 // FUSE (one token): Q, XK, XV are the layer's raw q, k, v rows; the workgroup first applies the
 // per-head norms (has_wq / has_wk: times NWQ / NWK) and the rope (COSSIN: cos then sin) to its q head
 // and its kv head's k, and the first q head of each kv group stores k, v and the position in the cache
@@ -43,89 +41,58 @@ const NSL: u32 = 256u / NC;
 // #include "lib/rope.wgsl"
 
 const NEG: f32 = -3.0e38;
-const NT: u32 = 4u;  // 64-key sub-tiles per chunk
-const CH: u32 = 64u * NT;  // keys per chunk = the workgroup size: one key per thread for the softmax
-var<workgroup> part: array<f32, 1024>;  // the chunk's quarter dots; at the end each key slice's output
-var<workgroup> red: array<f32, 256>;  // the chunk's scores (the prologue: q's squares)
-var<workgroup> red2: array<f32, 32>;  // partial maxima / sums of 16
-var<workgroup> pj: array<f32, CH>;  // the chunk's exp(s - m) (0: masked)
-var<workgroup> lp: array<f32, 64>;  // each key slice's sum of weights
-var<workgroup> ov: array<f32, 256>;  // Q8: the head's output (the prologue: k's squares)
+var<workgroup> sp: array<f32, 256>;  // the quarter dots
+var<workgroup> red: array<f32, 64>;  // the tile's max
+var<workgroup> pj: array<f32, 64>;  // the tile's exp(s - m) (0: masked)
+var<workgroup> part: array<f32, 1024>;  // each key slice's unnormalized output (4 NC columns)
+var<workgroup> lp: array<f32, 64>;  // and its sum of weights
+var<workgroup> ov: array<f32, 256>;  // Q8: the head's output
 var<workgroup> qs: array<f32, 256>;  // the rotated q, k and the v of the new cell
 var<workgroup> kr: array<f32, 256>;
 var<workgroup> vn: array<f32, 256>;
 
 // FUSE: the norms and rope of the workgroup's q head and k head into qs, kr, v into vn, and the cache
-// write of the new cell `sl` (T = 1; call from uniform control flow). Each thread loads its dim and its
-// rope pair's two dims (and their weights) at once, so the rope needs no exchange: one memory latency,
-// the sums of squares in two rounds of 16 (red / ov, then red2), three barriers.
+// write of the new cell `sl` (T = 1; call from uniform control flow); sp and ov hold the sums of
+// squares of q and k, part the normed q (0 ..) and k (256 ..)
 fn fuse_prologue(tid: u32, hq: u32, hk: u32, sl: u32) {
     let ok = tid < DH;
     let d = min(tid, DH - 1u);
+    let xq = select(0.0, Q[hq * DH + d], ok);
+    let xk = select(0.0, XK[hk * DH + d], ok);
+    if (tid < DV) { vn[tid] = XV[hk * DV + tid]; }
+    let wq = NWQ[select(0u, d, P.has_wq != 0u)];  // loaded before the sums: their latencies overlap
+    let wk = NWK[select(0u, d, P.has_wk != 0u)];
     let rot = ok && tid < P.n_dims;
     let pr = rope_pair(select(0u, tid, rot), max(P.n_dims, 2u), P.neox);
-    let bq = hq * DH;
-    let bk = hk * DH;
-    let xq = select(0.0, Q[bq + d], ok);
-    let xk = select(0.0, XK[bk + d], ok);
-    let xq0 = Q[bq + pr.i0];
-    let xq1 = Q[bq + pr.i1];
-    let xk0 = XK[bk + pr.i0];
-    let xk1 = XK[bk + pr.i1];
-    if (tid < DV) { vn[tid] = XV[hk * DV + tid]; }
-    let uq = P.has_wq != 0u;
-    let uk = P.has_wk != 0u;
-    let wq = NWQ[select(0u, d, uq)];
-    let wq0 = NWQ[select(0u, pr.i0, uq)];
-    let wq1 = NWQ[select(0u, pr.i1, uq)];
-    let wk = NWK[select(0u, d, uk)];
-    let wk0 = NWK[select(0u, pr.i0, uk)];
-    let wk1 = NWK[select(0u, pr.i1, uk)];
     let c = COSSIN[pr.j];
     let sn = COSSIN[P.n_dims / 2u + pr.j];
-    red[tid] = xq * xq;
+    sp[tid] = xq * xq;
     ov[tid] = xk * xk;
     workgroupBarrier();
-    if (tid < 32u) {
-        let b = 16u * (tid % 16u);
-        var a = 0.0;
-        if (tid < 16u) {
-            for (var i = 0u; i < 16u; i++) { a += red[b + i]; }
-        } else {
-            for (var i = 0u; i < 16u; i++) { a += ov[b + i]; }
+    for (var k = 128u; k > 0u; k >>= 1u) {
+        if (tid < k) {
+            sp[tid] += sp[tid + k];
+            ov[tid] += ov[tid + k];
         }
-        red2[tid] = a;
+        workgroupBarrier();
     }
+    var yq = xq;
+    var yk = xk;
+    if (P.has_wq != 0u) { yq = xq * (1.0 / sqrt(sp[0] / f32(DH) + P.eps)) * wq; }
+    if (P.has_wk != 0u) { yk = xk * (1.0 / sqrt(ov[0] / f32(DH) + P.eps)) * wk; }
+    workgroupBarrier();  // sp, ov read
+    part[tid] = yq;
+    part[256u + tid] = yk;
     workgroupBarrier();
-    var ssq = 0.0;
-    var ssk = 0.0;
-    for (var i = 0u; i < 16u; i++) {
-        ssq += red2[i];
-        ssk += red2[16u + i];
-    }
-    var rq = 1.0;
-    var rk = 1.0;
-    var fq = vec3<f32>(1.0);
-    var fk = vec3<f32>(1.0);
-    if (uq) {
-        rq = 1.0 / sqrt(ssq / f32(DH) + P.eps);
-        fq = vec3<f32>(wq, wq0, wq1);
-    }
-    if (uk) {
-        rk = 1.0 / sqrt(ssk / f32(DH) + P.eps);
-        fk = vec3<f32>(wk, wk0, wk1);
-    }
-    var yq = select(xq, xq * rq * fq.x, uq);
-    var yk = select(xk, xk * rk * fk.x, uk);
     if (rot) {
-        yq = rope_mix(select(xq0, xq0 * rq * fq.y, uq), select(xq1, xq1 * rq * fq.z, uq), c, sn, pr.second);
-        yk = rope_mix(select(xk0, xk0 * rk * fk.y, uk), select(xk1, xk1 * rk * fk.z, uk), c, sn, pr.second);
+        yq = rope_mix(part[pr.i0], part[pr.i1], c, sn, pr.second);
+        yk = rope_mix(part[256u + pr.i0], part[256u + pr.i1], c, sn, pr.second);
     }
     qs[tid] = yq;
     kr[tid] = yk;
     if (hq % (P.Hq / P.Hkv) == 0u) {
         if (ok) { K[(sl * P.Hkv + hk) * DH + tid] = yk; }
-        if (tid < DV) { V[(sl * P.Hkv + hk) * DV + tid] = XV[hk * DV + tid]; }
+        if (tid < DV) { V[(sl * P.Hkv + hk) * DV + tid] = vn[tid]; }
         if (hq == 0u && tid == 0u) { KPOS[sl] = QPOS[0]; }
     }
     workgroupBarrier();
@@ -165,51 +132,47 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if (ks == 0u) { l = 1.0; }
     }
     var acc: array<f32, 4>;
-    for (var t0 = 0u; t0 < n_kv; t0 += CH) {
-        // scores of the chunk's CH keys: NT quarter dots per thread, all loads independent (keys past
-        // n_kv read the last one, then are masked); thread tid checks key t0 + tid meanwhile
-        let jm = t0 + tid;
-        let kp = select(KPOS[min(jm, n_kv - 1u)], QPOS[0], jm == sl);
-        let dist = qp - kp;
-        let valid = jm < n_kv && kp >= 0 && dist >= 0 && (P.window == 0u || u32(dist) < P.window);
-        for (var u = 0u; u < NT; u++) {
-            let jc = min(t0 + kk + 64u * u, n_kv - 1u);
-            let kb = (jc * P.Hkv + hk) * DH;
-            let own = jc == sl;
-            var dot = 0.0;
-            for (var i = 0u; i < QN; i++) {
-                let d = qpart + 4u * i;
-                if (d < DH) { dot += qr[i] * select(K[kb + d], kr[d], own); }
-            }
-            part[tid + 256u * u] = dot;  // key kk + 64 u of the chunk, quarter qpart
+    for (var t0 = 0u; t0 < n_kv; t0 += 64u) {
+        // scores: a quarter dot per thread; thread tid < 64 checks key t0 + tid meanwhile
+        let jc = min(t0 + kk, n_kv - 1u);
+        let kb = (jc * P.Hkv + hk) * DH;
+        let own = jc == sl;
+        var dot = 0.0;
+        for (var i = 0u; i < QN; i++) {
+            let d = qpart + 4u * i;
+            if (d < DH) { dot += qr[i] * select(K[kb + d], kr[d], own); }
         }
+        var valid = false;
+        if (tid < 64u && t0 + tid < n_kv) {
+            let kp = select(KPOS[t0 + tid], QPOS[0], t0 + tid == sl);
+            let dist = qp - kp;
+            valid = kp >= 0 && dist >= 0 && (P.window == 0u || u32(dist) < P.window);
+        }
+        sp[tid] = dot;
         workgroupBarrier();
         var s = NEG;
-        if (valid) {
-            var dt = (part[4u * tid] + part[4u * tid + 1u]) + (part[4u * tid + 2u] + part[4u * tid + 3u]);
-            if (P.softcap > 0.0) { dt = P.softcap * tanh(dt / P.softcap); }
-            s = dt * P.scale;
-        }
-        red[tid] = s;
-        workgroupBarrier();
-        if (tid < 16u) {
-            var mx = red[16u * tid];
-            for (var i = 1u; i < 16u; i++) { mx = max(mx, red[16u * tid + i]); }
-            red2[tid] = mx;
+        if (tid < 64u) {
+            if (valid) {
+                var dt = (sp[4u * tid] + sp[4u * tid + 1u]) + (sp[4u * tid + 2u] + sp[4u * tid + 3u]);
+                if (P.softcap > 0.0) { dt = P.softcap * tanh(dt / P.softcap); }
+                s = dt * P.scale;
+            }
+            red[tid] = s;
         }
         workgroupBarrier();
-        var mc = red2[0];
-        for (var i = 1u; i < 16u; i++) { mc = max(mc, red2[i]); }
-        let mt = max(m, mc);
-        pj[tid] = select(0.0, exp(s - mt), s > 0.5 * NEG);
+        for (var k = 32u; k > 0u; k >>= 1u) {
+            if (tid < k) { red[tid] = max(red[tid], red[tid + k]); }
+            workgroupBarrier();
+        }
+        let mt = max(m, red[0]);
+        if (tid < 64u) { pj[tid] = select(0.0, exp(s - mt), s > 0.5 * NEG); }
         let alpha = exp(m - mt);
         m = mt;
         l *= alpha;
         for (var r = 0u; r < 4u; r++) { acc[r] *= alpha; }
         workgroupBarrier();
-        // weighted sum of V: the loads of a thread's keys do not wait on each other. The next chunk's
-        // first barrier orders these reads of pj before its writes.
-        for (var i = 0u; i < CH / NSL; i++) {
+        // weighted sum of V: the loads of a thread's keys do not wait on each other
+        for (var i = 0u; i < 64u / NSL; i++) {
             let jj = ks + NSL * i;
             let p = pj[jj];
             let jv = min(t0 + jj, n_kv - 1u);
@@ -221,6 +184,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             }
             l += p;
         }
+        workgroupBarrier();
     }
     for (var r = 0u; r < 4u; r++) { part[ks * 4u * NC + c + NC * r] = acc[r]; }
     if (c == 0u) { lp[ks] = l; }
