@@ -1,9 +1,6 @@
 # Session 4, call 2 (carry .gl, .snap = git archive of HEAD's src): Vulkan tests/profile/bench after the
 # multi-workgroup norm and the two-step attention; the read-bandwidth ceiling per size.
-for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
-python3 -m pip install -q --no-deps --no-index .gl/wheels/*cp312*.whl .gl/wheels/pycparser*.whl .gl/wheels/rendercanvas*.whl .gl/wheels/wgpu*.whl >/dev/null 2>&1
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json PYTHONPATH=$PWD/.snap/src PYTHONUNBUFFERED=1
-Z="python3 -c 'import sys; from zinc.cli import main; sys.exit(main(sys.argv[1:]))'"
+SRC=.snap/src . bench/gpu_env.sh
 mkdir -p .real
 python3 -m zinc.synth qwen3-8b -o .real/q8b.gguf --ftype Q4_K_M -q > /dev/null 2>&1 &
 timeout 60 python3 .snap/cuda_read_ceiling.py --out $OUT 2>&1 | tail -8

@@ -1,9 +1,6 @@
 # Session 4, call 4 (carry .gl, .snap = HEAD be74a00 + ops.py wiring of the rope_qk / router kernels):
 # CUDA tests on the GPU, Qwen3-8B bench + step profile, Qwen3.5-35B-A3B bench, Vulkan profile + bench.
-for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
-python3 -m pip install -q --no-deps --no-index .gl/wheels/*cp312*.whl .gl/wheels/pycparser*.whl .gl/wheels/rendercanvas*.whl .gl/wheels/wgpu*.whl >/dev/null 2>&1
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json PYTHONPATH=$PWD/.snap/src PYTHONUNBUFFERED=1
-Z="python3 -c 'import sys; from zinc.cli import main; sys.exit(main(sys.argv[1:]))'"
+SRC=.snap/src . bench/gpu_env.sh
 mkdir -p .real
 (python3 -m zinc.synth qwen3-8b -o .real/q8b.gguf --ftype Q4_K_M -q > /dev/null 2>&1; python3 -m zinc.synth qwen35-35b-a3b -o .real/q35.gguf --ftype Q4_K_M -q > $OUT/synth35.log 2>&1) &
 (cd .snap && timeout 300 python3 -m pytest -q -x -p no:cacheprovider tests/backends/test_cuda_rope.py tests/backends/test_cuda_recurrent.py tests/backends/test_cuda_kernels.py tests/backends/test_cuda_graph.py tests/backends/test_cuda_ops_more.py tests/backends/test_cuda_mmvq.py 2>&1 | tail -4)

@@ -1,10 +1,7 @@
 # Session 4, last call (carry .gl): CUDA + Vulkan tests on the H200 after the GLU 8-bit output, the
 # Vulkan norm-in-matvec and the DeltaNet step kernels; Qwen3-8B CUDA bench at depths 0/4096/16384 + step
 # profile; Vulkan bench + profile; GPT-OSS 20B (MXFP4_MOE) and Qwen3.5-35B-A3B CUDA benches.
-for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
-python3 -m pip install -q --no-deps --no-index .gl/wheels/*cp312*.whl .gl/wheels/pycparser*.whl .gl/wheels/rendercanvas*.whl .gl/wheels/wgpu*.whl >/dev/null 2>&1
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1
-Z="python3 -c 'import sys; from zinc.cli import main; sys.exit(main(sys.argv[1:]))'"
+. bench/gpu_env.sh
 mkdir -p .real
 python3 -m zinc.synth qwen3-8b -o .real/q8b.gguf --ftype Q4_K_M -q > /dev/null 2>&1 &
 python3 -m zinc.synth gpt-oss-20b -o .real/oss.gguf --ftype MXFP4_MOE -q > $OUT/synth-oss.log 2>&1 &

@@ -1,9 +1,6 @@
 # Session 4, final numbers (carry .gl) at cb491a5 (GLU 8-bit output and Vulkan norm-in-matvec reverted):
 # Qwen3-8B CUDA bench at depths 0/4096/16384 + step profile, Vulkan bench, Qwen3.5-35B-A3B CUDA bench.
-for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
-python3 -m pip install -q --no-deps --no-index .gl/wheels/*cp312*.whl .gl/wheels/pycparser*.whl .gl/wheels/rendercanvas*.whl .gl/wheels/wgpu*.whl >/dev/null 2>&1
-export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1
-Z="python3 -c 'import sys; from zinc.cli import main; sys.exit(main(sys.argv[1:]))'"
+. bench/gpu_env.sh
 mkdir -p .real
 python3 -m zinc.synth qwen3-8b -o .real/q8b.gguf --ftype Q4_K_M -q > /dev/null 2>&1 &
 python3 -m zinc.synth qwen35-35b-a3b -o .real/q35.gguf --ftype Q4_K_M -q > /dev/null 2>&1 &
