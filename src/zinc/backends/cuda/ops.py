@@ -46,6 +46,7 @@ from zinc.gguf.constants import GGMLType
 
 _DTYPES = {"f32": torch.float32, "f16": torch.float16, "i32": torch.int32}
 MATVEC_MAX_ROWS = 4  # up to this many rows a matmul is a fused dequant-matvec, past it dequant + GEMM
+DENSE_MATVEC_MAX = 1 << 24  # float weights up to this many values take `kgm.dense_matvec` at those rows
 TUNED_MATVEC = frozenset({GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0})  # kernels/mmvq.py; others: generic
 MMVQ_EXPERTS = TUNED_MATVEC | {GGMLType.MXFP4}  # expert types of mmvq.matvec_experts; others: generic
 DECODE_ATTN_MAX_ROWS = 16
@@ -131,7 +132,10 @@ class CudaOps(BaseOps):
         x2 = x.reshape(-1, w.k).float().contiguous()
         t = x2.shape[0]
         if not w.quantized:
-            if w.dense.dtype == torch.float32 or self.exact:
+            if t <= MATVEC_MAX_ROWS and w.dense.numel() <= DENSE_MATVEC_MAX:
+                y = torch.empty((t, w.rows), dtype=torch.float32, device=self.device)
+                kgm.dense_matvec(x2, w.dense, y)
+            elif w.dense.dtype == torch.float32 or self.exact:
                 y = x2 @ w.dense.float().t()
             else:
                 y = (x2.to(w.dense.dtype) @ w.dense.t()).float()

@@ -1,7 +1,8 @@
 """A dequantize-matvec for every quant type of `quant` (the `_tile` functions), plain or over experts.
 
 `matvec` is the decode path of the types without a tuned kernel in matvec.py: out[t, n] = sum_k
-W[n, k] x[t, k], f32 accumulate. `matvec_experts` is the same product over the experts each token
+W[n, k] x[t, k], f32 accumulate; `dense_matvec` the same for a float weight kept dense (F32, F16,
+BF16: routers, gates), which cuBLAS runs as a split-K GEMM plus a reduction at one-token rows. `matvec_experts` is the same product over the experts each token
 selected: for an expert stack (E, N, K) repacked as E*N rows, out[t, j, n] = W[ids[t, j], n, :] .
 x[t, (j)]. The expert ids are read on the device, so the launch needs no host sync (a CUDA graph can
 hold it). Each program owns BN rows of one (token, expert) pair and walks K one 256-value tile at a time.
@@ -38,6 +39,30 @@ def gmv_kernel(out, x, ids, a, b, c, d, N, K, NSEL, sxt, sxj,
     tl.store(out + p * N + rn, acc, mask=rn < N)
 
 
+@triton.jit
+def dense_mv_kernel(out, x, w, N, K, sxt, BN: tl.constexpr, BK: tl.constexpr):
+    """Grid (cdiv(N, BN), T): out[t, BN rows] = w[rows] . x[t], f32 math on f32/f16/bf16 weights."""
+    rn = tl.program_id(0) * BN + tl.arange(0, BN)
+    t = tl.program_id(1).to(tl.int64)
+    r = tl.where(rn < N, rn, 0).to(tl.int64)
+    acc = tl.zeros((BN, BK), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        kk = k0 + tl.arange(0, BK)
+        km = kk < K
+        xv = tl.load(x + t * sxt + kk, mask=km, other=0.0)
+        wv = tl.load(w + r[:, None] * K + kk[None, :], mask=km[None, :], other=0.0).to(tl.float32)
+        acc += wv * xv[None, :]
+    tl.store(out + t * N + rn, tl.sum(acc, axis=1), mask=rn < N)
+
+
+def dense_matvec(x, w, out, bn: int = 2, bk: int = 512) -> None:
+    """x (T, K) f32 (rows contiguous), w (N, K) f32/f16/bf16 contiguous -> out (T, N) f32 contiguous."""
+    n, k = w.shape
+    bk = min(bk, max(16, triton.next_power_of_2(k)))
+    dense_mv_kernel[(triton.cdiv(n, bn), x.shape[0])](out, x, w, n, k, x.stride(0), BN=bn, BK=bk,
+                                                      num_warps=4 if bn * bk >= 512 else 1)
+
+
 def _ptrs(parts):
     return (list(parts) + [parts[0]] * 4)[:4]
 
@@ -67,4 +92,4 @@ def matvec_experts(x, parts, qtype: int, n: int, k: int, ids, out, bn: int = 0, 
                                                QT=qtype, G=g, L=l, BN=bn, HAS_IDS=True, num_warps=num_warps)
 
 
-__all__ = ["QK", "matvec", "matvec_experts"]
+__all__ = ["QK", "dense_matvec", "matvec", "matvec_experts"]

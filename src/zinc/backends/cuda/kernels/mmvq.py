@@ -438,17 +438,17 @@ TYPES = (8, 12, 14, 39)  # Q8_0, Q4_K, Q6_K, MXFP4
 # ggml type -> (BN, NG, num_warps, KS[, num_stages[, V[, U]]]): V 1 the per-thread variant (Q4_K, Q6_K),
 # U its loop unrolled U times
 CONFIG = {12: (1, 16, 1, 1), 14: (1, 16, 1, 1), 8: (1, 32, 2, 1), 39: (1, 32, 1, 1)}
-# Q4_K on the per-thread form (V 1), H200 sweep 2026-11-30 (bench/results/2026-11-30-cuda-mmvq-sweep-v1.json):
-# a gate+up GLU or a long row one row per program (GLU 2 x 12288x4096: 21.8 -> 17.5 us, 4096x12288:
-# 16.0 -> 13.4), other rows two per program, the loop unrolled twice (6144x4096: 8.9 -> 7.9 us)
-Q4K_GLU_OR_LONG = (1, 16, 1, 1, 3, 1)
-Q4K_ROWS = (2, 16, 1, 1, 3, 1, 2)
+# Q4_K on the per-thread form (V 1), H200 sweeps (bench/results/2026-11-30-cuda-mmvq-sweep-v1, -v2): a GLU
+# one row per program (2 x 12288x4096: 21.8 -> 17.5 us), other rows two per program over 8 groups, unrolled
+# twice (6144x4096 8.9 -> 6.6 us, 4096x4096 6.4 -> 5.5, 4096x12288 16.0 -> 12.2); 1024 rows one per program
+Q4K_GLU, Q4K_ROWS = (1, 16, 1, 1, 3, 1), (2, 8, 1, 1, 3, 1, 2)
+Q4K_1024 = (1, 16, 1, 1, 3, 1, 2)
 
 
 def config(qtype: int, n: int, k: int, glu: bool) -> tuple:
     """The (BN, NG, num_warps, KS[, num_stages[, V[, U]]]) of `mmvq_kernel` for a weight shape."""
-    if qtype == 12 and n >= 2048:
-        return Q4K_GLU_OR_LONG if glu or k > 4096 else Q4K_ROWS
+    if qtype == 12 and n >= 1024:
+        return Q4K_GLU if glu and n >= 2048 else Q4K_ROWS if n >= 2048 else Q4K_1024
     return CONFIG[qtype]
 
 
