@@ -171,6 +171,8 @@ class Ops(Protocol):
     # -- fused (defaults in BaseOps) ----------------------------------------------------------------------
     def add_rms_norm(self, x: Array, r: Array, w: Array | None, eps: float) -> tuple[Array, Array]: ...
     def matmul_glu(self, x: Array, w_gate: Weight, w_up: Weight, act: str) -> Array: ...
+    def matmul_experts_glu(self, x: Array, w_gate: Weight, w_up: Weight, ids: Array, act: str) -> Array: ...
+    # glu(matmul_experts(x, w_gate, ids), matmul_experts(x, w_up, ids), act)
     def norm_rope(self, x: Array, w: Array | None, eps: float, pos: Array, p: RopeParams,
                   freq_factors: Array | None = None) -> Array: ...
     def norm_rope_kv_write(self, k: Array, w: Array | None, eps: float, v: Array, pos: Array, p: RopeParams,
@@ -225,6 +227,10 @@ class BaseOps:
     def matmul_glu(self, x, w_gate, w_up, act):
         """act(x @ W_gate.T) * (x @ W_up.T)."""
         return self.glu(self.matmul(x, w_gate), self.matmul(x, w_up), act)
+
+    def matmul_experts_glu(self, x, w_gate, w_up, ids, act):
+        """act(x @ W_gate[e].T) * (x @ W_up[e].T) over the experts `ids` selected (T, k, N)."""
+        return self.glu(self.matmul_experts(x, w_gate, ids), self.matmul_experts(x, w_up, ids), act)
 
     def norm_rope(self, x, w, eps, pos, p, freq_factors=None):
         """rope(rms_norm(x, w, eps)): the per-head q (or k) norm, then the rotation."""

@@ -196,6 +196,21 @@ class CudaOps(BaseOps):
         xs = x[:, None, :, None] if x.dim() == 2 else x[..., None]
         return torch.matmul(sel, xs)[..., 0]
 
+    def matmul_experts_glu(self, x, w_gate: CudaWeight, w_up: CudaWeight, ids, act):
+        """Gate, up and the GLU in one 8-bit expert matvec where `matmul_experts` would run both on it
+        (few rows, or the (token, expert) pairs path) and the two stacks share a type and shape."""
+        T, nsel = ids.shape
+        pairs = T <= MATVEC_MAX_ROWS or self.capturing or self._pairs_cheaper(w_gate, T * nsel)
+        if (not pairs or self.exact or not w_gate.quantized or w_gate.ggml_type not in MMVQ_EXPERTS
+                or act not in kel.GLU_ACTS or w_up.ggml_type != w_gate.ggml_type or w_up.shape != w_gate.shape):
+            return super().matmul_experts_glu(x, w_gate, w_up, ids, act)
+        n = w_gate.shape[1]
+        x = x.float().contiguous()
+        out = torch.empty((T, nsel, n), dtype=torch.float32, device=self.device)
+        mmvq.matvec_experts(self._quantized(x, x.reshape(-1, w_gate.k)), w_gate.parts, int(w_gate.ggml_type), n,
+                            w_gate.k, ids.contiguous(), out, glu=(w_up.parts, kel.GLU_ACTS[act]))
+        return out
+
     def _pairs_cheaper(self, w: CudaWeight, pairs: int) -> bool:
         """Many tokens: whether one 8-bit matvec over every (token, expert) pair (each reads its
         expert's rows: pairs x expert bytes at ~3 TB/s) beats the per-expert GEMM loop (host-bound:
