@@ -230,3 +230,15 @@ def test_weighted_sum(ops, ref, T, k, D):
     got = ops.to_numpy(ops.weighted_sum(dev(x), dev(w)))
     want = ref.weighted_sum(x, w)
     assert got.shape == want.shape and rel(got, want) < 1e-6
+
+
+@pytest.mark.parametrize("T,k,D,gated", [(1, 8, 2048, True), (3, 3, 37, True), (2, 4, 300, False)])
+def test_weighted_sum_shared(ops, ref, T, k, D, gated):
+    """The experts' sum plus a shared expert behind its sigmoid gate, in one kernel, against BaseOps'
+    composition on the NumPy backend."""
+    rng = np.random.default_rng(T * 7 + k + D)
+    x, w, sh = rand(rng, T, k, D), rand(rng, T, k), rand(rng, T, D)
+    g = rand(rng, T, 1) if gated else None
+    got = ops.to_numpy(ops.weighted_sum_shared(dev(x), dev(w), dev(sh), dev(g) if gated else None))
+    want = ref.weighted_sum_shared(x, w, sh, g)
+    assert got.shape == want.shape and rel(got, want) < 1e-6

@@ -164,6 +164,8 @@ class Ops(Protocol):
     def router_topk(self, logits: Array, k: int, gating: str, norm_w: bool,
                     w_scale: float) -> tuple[Array, Array]: ...  # -> ids (T, k) int32, w (T, k) f32
     def weighted_sum(self, x: Array, w: Array) -> Array: ...  # (T, k, D), (T, k) -> (T, D)
+    def weighted_sum_shared(self, x: Array, w: Array, shared: Array, gate: Array | None) -> Array: ...
+    # weighted_sum(x, w) + shared * sigmoid(gate) (gate (T, 1); None: + shared); default in BaseOps
 
     # -- sampling -------------------------------------------------------------------------------------
     def argmax(self, x: Array) -> Array: ...  # over the last axis
@@ -227,6 +229,11 @@ class BaseOps:
     def matmul_glu(self, x, w_gate, w_up, act):
         """act(x @ W_gate.T) * (x @ W_up.T)."""
         return self.glu(self.matmul(x, w_gate), self.matmul(x, w_up), act)
+
+    def weighted_sum_shared(self, x, w, shared, gate):
+        """The experts' weighted sum plus a shared expert's output (T, D), scaled by sigmoid(gate (T, 1))."""
+        s = shared if gate is None else self.mul(shared, self.unary(gate, "sigmoid"))
+        return self.add(self.weighted_sum(x, w), s)
 
     def matmul_experts_glu(self, x, w_gate, w_up, ids, act):
         """act(x @ W_gate[e].T) * (x @ W_up[e].T) over the experts `ids` selected (T, k, N)."""

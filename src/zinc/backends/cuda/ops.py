@@ -432,6 +432,9 @@ class CudaOps(BaseOps):
     def weighted_sum(self, x, w):
         return kmoe.weighted_sum(x, w)
 
+    def weighted_sum_shared(self, x, w, shared, gate):
+        return kmoe.weighted_sum(x, w, shared, gate)
+
     def argmax(self, x):
         return torch.argmax(x, dim=-1).to(torch.int32)
 

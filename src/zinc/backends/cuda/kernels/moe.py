@@ -4,7 +4,7 @@
 gate probabilities (softmax, sigmoid or the raw logits), the k largest in descending order with ties
 to the lower expert id (a stable descending sort), their weights (a softmax over the k for
 "softmax_weight"), the optional renormalisation and scale. `weighted_sum_kernel` sums the k expert
-outputs of a token times their weights, in selection order.
+outputs of a token times their weights, in selection order (plus a shared expert behind its sigmoid gate).
 """
 
 from __future__ import annotations
@@ -70,22 +70,32 @@ def router_topk(logits: torch.Tensor, k: int, gating: str, norm_w: bool, w_scale
 
 
 @triton.jit
-def weighted_sum_kernel(x, w, out, K, D, BD: tl.constexpr):
-    """out[t, d] = sum_j x[t, j, d] * w[t, j] (j in order) for x (T, K, D), w (T, K); grid (T, cdiv(D, BD))."""
+def weighted_sum_kernel(x, w, sh, g, out, K, D, BD: tl.constexpr, SHARED: tl.constexpr, GATED: tl.constexpr):
+    """out[t, d] = sum_j x[t, j, d] * w[t, j] (j in order) for x (T, K, D), w (T, K); grid (T, cdiv(D, BD)).
+    SHARED: + sh[t, d] (a shared expert's output), times sigmoid(g[t]) with GATED."""
     t = tl.program_id(0).to(tl.int64)
     d = tl.program_id(1) * BD + tl.arange(0, BD)
     dm = d < D
     acc = tl.load(x + t * K * D + d, mask=dm, other=0.0) * tl.load(w + t * K)
     for j in range(1, K):
         acc = acc + tl.load(x + (t * K + j) * D + d, mask=dm, other=0.0) * tl.load(w + t * K + j)
+    if SHARED:
+        s = tl.load(sh + t * D + d, mask=dm, other=0.0)
+        if GATED:
+            s = s * (1.0 / (1.0 + tl.exp(-tl.load(g + t))))
+        acc = acc + s
     tl.store(out + t * D + d, acc, mask=dm)
 
 
-def weighted_sum(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """(T, k, D), (T, k) -> (T, D)."""
+def weighted_sum(x: torch.Tensor, w: torch.Tensor, shared: torch.Tensor | None = None,
+                 gate: torch.Tensor | None = None) -> torch.Tensor:
+    """(T, k, D), (T, k) -> (T, D); plus shared (T, D) times sigmoid(gate (T, 1)) when given."""
     x, w = x.float().contiguous(), w.float().contiguous()
     T, K, D = x.shape
     out = torch.empty((T, D), dtype=torch.float32, device=x.device)
+    sh = shared.float().contiguous() if shared is not None else out
+    g = gate.float().contiguous() if gate is not None else out
     bd = min(256, triton.next_power_of_2(D))
-    weighted_sum_kernel[(T, triton.cdiv(D, bd))](x, w, out, K, D, BD=bd, num_warps=2)
+    weighted_sum_kernel[(T, triton.cdiv(D, bd))](x, w, sh, g, out, K, D, BD=bd, SHARED=shared is not None,
+                                                 GATED=gate is not None, num_warps=2)
     return out
