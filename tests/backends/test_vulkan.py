@@ -25,7 +25,7 @@ TOL = 2e-5  # normalized max error max|a - b| / max|b| for f32 math in a differe
 # cases where a kernel quantizes its own output to 8 bits and NumPy quantizes the same values: a GPU
 # driver's division is not correctly rounded (NVIDIA), so a code can land one step off at a rounding
 # boundary (one element off by <= 1/127 of its block's max: 4.6e-4 measured on the H200)
-Q8_TOL = {"q8_chain": 2e-3, "attention_q8": 2e-3}
+Q8_TOL = {"q8_chain": 2e-3, "attention_q8": 2e-3, "attention_split_q8": 2e-3}
 WEIGHT_TYPES = ["F32", "F16", "BF16", "Q8_0", "Q4_0", "Q5_0", "Q4_K", "Q5_K", "Q6_K", "MXFP4"]
 KERNEL_CASES = [f"{op}_{t}" for op in ("matmul", "embed") for t in WEIGHT_TYPES] + [
                 "matmul_experts_Q4_K", "matmul_experts_MXFP4", "matmul_experts_Q5_0", "router_topk_softmax",
@@ -38,7 +38,7 @@ KERNEL_CASES = [f"{op}_{t}" for op in ("matmul", "embed") for t in WEIGHT_TYPES]
                 "scale_softcap", "argmax", "split_slice", "kv_write",
                 "matvec_Q4_K", "matvec_Q6_K", "matvec_glu_Q4_K", "matvec_glu_Q6_K", "matvec_bias_Q6_K",
                 "mvq_Q4_K", "mvq_Q6_K", "mvq_glu_Q4_K", "mvq_glu_Q6_K", "mvq_bias_Q4_K", "rms_norm4", "q8_chain",
-                "attention_q8", "q8_split", "attention_rope_kv", "q8_pair"]
+                "attention_q8", "q8_split", "attention_rope_kv", "q8_pair", "attention_split", "attention_split_q8"]
 # decode matvec shapes tried: (lanes per row, rows per lane, row slots per workgroup, subgroup shuffles)
 MATVEC_SHAPES = [(32, 2, 2, True), (32, 2, 2, False), (4, 3, 2, True), (16, 1, 4, False), (8, 4, 1, True)]
 # the same for the 8-bit-activation kernels (mvq_glu writes 8-bit outputs when R * S % 32 == 0)
@@ -47,11 +47,11 @@ MVQ_SHAPES = [(32, 1, 8, True), (16, 2, 16, True), (32, 2, 2, False), (8, 4, 8, 
 MODEL_CASES = ["qwen3-tiny:Q4_K_M", "qwen3-tiny:Q8_0", "llama3-tiny:Q4_K_M", "llama3-tiny:Q8_0",
                "qwen3moe-tiny:Q4_K_M", "gpt-oss-tiny:Q4_K_M", "gpt-oss-tiny:MXFP4_MOE",
                "qwen35-tiny:Q4_K_M", "qwen35moe-tiny:Q4_K_M"]
-# replayed decode steps (VulkanOps.run_step) against the same steps run eagerly: full attention, a
-# sliding-window ring that wraps (n_ubatch 4: 19 cells for a window of 16), shared-KV layers, MoE,
-# recurrent state
-REPLAY_CASES = ["qwen3-tiny:Q4_K_M", "gemma3-tiny:Q4_K_M", "gemma4-tiny:Q4_K_M", "gpt-oss-tiny:MXFP4_MOE",
-                "qwen35-tiny:Q4_K_M", "host_read_refused"]
+# replayed decode steps (VulkanOps.run_step) against the same steps run eagerly: full attention (also
+# over 600 cells: attention in 3 splits), a sliding-window ring that wraps (n_ubatch 4: 19 cells for
+# a window of 16), shared-KV layers, MoE, recurrent state
+REPLAY_CASES = ["qwen3-tiny:Q4_K_M", "qwen3-tiny:Q4_K_M:600", "gemma3-tiny:Q4_K_M", "gemma4-tiny:Q4_K_M",
+                "gpt-oss-tiny:MXFP4_MOE", "qwen35-tiny:Q4_K_M", "host_read_refused"]
 
 
 # ------------------------------------------------------------------------------------------ child side
@@ -180,6 +180,48 @@ def _attention_rope_case(vk, cpu, rng) -> float:
             errs += [_err(got, ref), _err(C(vcache[0]), cache[0]), _err(C(vcache[1]), cache[1]),
                      float(np.any(C(vcache[2]) != cache[2])), float(not direct and n != 1)]
     return max(errs)
+
+
+def _attention_split_case(vk, cpu, rng, name: str) -> float:
+    """One-token attention split over the cache (vulkan/attention.py: 1 dispatch, 2 with splits) against NumPy
+    at (cells, in use, Hq, Hkv, Dh, Dv, window, softcap, sinks, fused rope_qk_kv_write); _q8: its 8-bit rows."""
+    from zinc.backends.base import RopeParams
+    from zinc.backends.vulkan.attention import n_split
+
+    V, C, errs = vk.from_numpy, vk.to_numpy, []
+    for S, n_kv, Hq, Hkv, Dh, Dv, window, cap, has_sinks, fuse in [
+            (600, 599, 32, 8, 128, 128, 0, 0.0, True, False), (1000, 1000, 5, 1, 37, 19, 9, 5.0, True, False),
+            (700, 2, 16, 2, 64, 64, 0, 0.0, False, False), (513, 1, 3, 3, 16, 16, 0, 0.0, True, False),
+            (300, 290, 6, 3, 40, 48, 0, 0.0, False, True), (520, 333, 32, 4, 64, 64, 50, 0.0, True, True),
+            (257, 257, 4, 1, 256, 256, 0, 30.0, False, True), (4000, 3001, 14, 2, 64, 32, 0, 0.0, True, True),
+            (40, 37, 8, 4, 64, 64, 0, 0.0, True, True)]:
+        if name.endswith("q8") and (Dv % 32 or (Hq * Dv) % 256):
+            continue
+        p = RopeParams(n_dims=Dh - Dh % 2, mode="neox", freq_base=10000.0)
+        q, ck, cv = _rand(rng, 1, Hq, Dh), _rand(rng, S, Hkv, Dh), _rand(rng, S, Hkv, Dv)
+        k, v, qn, kn = _rand(rng, 1, Hkv, Dh), _rand(rng, 1, Hkv, Dv), _rand(rng, Dh), _rand(rng, Dh)
+        cp = np.where(np.isin(np.arange(S), [3, 20, S - 1]), -1, np.arange(S)).astype(np.int32)
+        pos = np.array([n_kv - 1], np.int32)  # also the new cell
+        kw = dict(window=window, softcap=cap, sinks=_rand(rng, Hq) if has_sinks else None)
+        cache, rq = [ck.copy(), cv.copy(), cp.copy()], q
+        if fuse:
+            rq = cpu.rope(cpu.rms_norm(q, qn, 1e-6), pos, p)
+            cpu.rope_kv_write(cpu.rms_norm(k, kn, 1e-6), v, pos, p, None, *cache, pos)
+        ref = cpu.attention(rq, *cache[:2], pos, cache[2], n_kv, 0.125, **kw)
+        vc, vpos, vkw = [V(a) for a in (ck, cv, cp)], V(pos), dict(kw, sinks=V(kw["sinks"]) if has_sinks else None)
+        for a in vc:
+            a.host = None
+        vq = vk.rope_qk_kv_write(V(q), V(k), V(v), vpos, p, None, *vc, V(pos), q_norm=V(qn), k_norm=V(kn),
+                                 eps=1e-6) if fuse else V(q)
+        d0 = vk.stats["dispatches"]
+        got = C(o := vk.attention(vq, *vc[:2], vpos, vc[2], n_kv, 0.125, **vkw))
+        errs += [_err(got, ref), float(vk.stats["dispatches"] - d0 != 1 + (n_split(S) > 1)),
+                 *(_err(C(a), b) for a, b in zip(vc[:2], cache[:2])), float(np.any(C(vc[2]) != cache[2]))]
+        if name.endswith("q8"):
+            qt, d0 = _qtensor(rng, "Q6_K", (19, Hq * Dv)), vk.stats["dispatches"]
+            y = C(vk.matmul(vk.reshape(o, (1, Hq * Dv)), vk.upload(qt)))
+            errs += [_err(y, cpu.matmul(_q8(got.reshape(1, -1)), cpu.upload(qt))), vk.stats["dispatches"] - d0 != 1]
+    return float(max(errs))
 
 
 def _rope_case(vk, cpu, rng, name: str) -> float:
@@ -514,6 +556,8 @@ def _kernel_case(vk, cpu, name: str) -> float:
         return _norm4_case(vk, cpu, rng, name)
     if name == "attention_rope_kv":
         return _attention_rope_case(vk, cpu, rng)
+    if name.startswith("attention_split"):
+        return _attention_split_case(vk, cpu, rng, name)
     if name in ("matmul_bias", "matmul_experts_bias"):
         return _bias_case(vk, cpu, rng, name)
     if name.startswith(("conv1d", "delta_net")):
@@ -577,13 +621,13 @@ def _replay_case(case: str, tmp: Path) -> dict:
 
     if case == "host_read_refused":
         return _replay_refused_case(tmp)
-    preset, ftype = case.split(":")
+    preset, ftype, n_ctx = (case + ":64").split(":")[:3]  # 600 cells: attention in 3 splits
     path = tmp / f"{preset}-{ftype}.gguf"
     write_model(path, preset, ftype=ftype, seed=3)
     ids = [int(i) for i in np.random.default_rng(4).integers(3, 200, 40)]
     out, res = {}, {}
     for label in ("ref", "eager", "replay"):
-        m = zinc.load(path, backend="cpu" if label == "ref" else "vulkan", n_ctx=64, n_ubatch=4,
+        m = zinc.load(path, backend="cpu" if label == "ref" else "vulkan", n_ctx=int(n_ctx), n_ubatch=4,
                       **({} if label == "ref" else {"allow_cpu_adapter": True}))
         if label != "ref":
             m.ops.replay = label == "replay"

@@ -22,7 +22,8 @@ fold them in: a per-head rms_norm into the following rope (or rope + KV write), 
 add of its bias row, a matmul over experts into the add of the selected experts' bias rows. A
 deferred dispatch that nothing fuses runs when its buffer is first bound. A one-token
 `rope_qk_kv_write` (the Q and K norms + rope and the KV-cache write) is deferred whole and done by the
-attention over that cache, inside its dispatch (attention.wgsl, FUSE). Inputs of deferred ops are
+attention over that cache, inside its first dispatch (FUSE; one-token attention is split over the
+cache: attention.py). Inputs of deferred ops are
 activations, which no op rewrites, so running them later gives the same result.
 
 RoPE angles are built on the host by the NumPy backend's `rope_cache` (the positions' host copy
@@ -47,6 +48,7 @@ import numpy as np
 
 from zinc.backends.base import BaseOps, QTensor, RopeParams
 from zinc.backends.cpu.ops import CpuOps, rope_cache
+from zinc.backends.vulkan.attention import record_attention
 from zinc.backends.vulkan.device import Device, grid, shader_source
 from zinc.backends.vulkan.weights import DEQUANT, MATVEC, VkWeight, dequant_src, matvec_src, mvq_src, repack
 from zinc.gguf.constants import GGMLType
@@ -527,6 +529,8 @@ class VulkanOps(BaseOps):
         return y
 
     # -- attention ---------------------------------------------------------------------------------------
+    split_attention = True  # one-token attention split over the cache (attention.py)
+
     def _host(self, a: VkArray) -> np.ndarray:
         return a.host if a.host is not None else self.to_numpy(a)
 
@@ -667,38 +671,15 @@ class VulkanOps(BaseOps):
         return q
 
     def attention(self, q, k, v, q_pos, kv_pos, n_kv, kq_scale, window=0, softcap=0.0, sinks=None):
-        """A one-token q of rope_qk_kv_write over its cache: that op runs in this dispatch (FUSE)."""
+        """A one-token q of rope_qk_kv_write over its cache: that op runs in this dispatch (FUSE); one
+        token splits the cache (attention.py; split_attention=False: one workgroup per query head)."""
         lz = q.lazy if q.pending is not None else None
         fuse = (lz is not None and lz[0] == "qk_rope" and lz[1][6] is k and lz[1][7] is v and lz[1][8] is kv_pos
                 and lz[1][3] is q_pos)
         if fuse:
             q.pending = q.lazy = None
-            qr, kr, vr, _, p, ff, _, _, _, slots = lz[1]
-            q_norm, k_norm, eps = lz[2:]
-        T, Hq, Dh = q.shape
-        Hkv, Dv = k.shape[1], v.shape[2]
-        if Dh > 256 or Dv > 256:
-            raise ValueError(f"vulkan attention: head dims {Dh}/{Dv} exceed 256")
-        o = self._new((T, Hq, Dv))
-        rope = (p.n_dims, int(p.mode != "norm"), int(q_norm is not None), int(k_norm is not None), eps) if fuse \
-            else (0, 0, 0, 0, 0.0)
-        u = self.dev.uniform("IIIIIIIIffIIIIf", T, Hq, Hkv, Dh, Dv, 0, int(window), int(sinks is not None),
-                             float(kq_scale), float(softcap), *rope)
-        q8 = self.matvec_q8 and T <= MVQ_ROWS and Dv % 32 == 0 and Hq * Dv % 256 == 0  # for the output projection
-        if q8:
-            o.q8 = (Hq * Dv, self.dev.buffer(4 * T * _q8_row_words(Hq * Dv)))
-        rd = self._dummy
-        extra = [rd] * 6
-        if fuse:
-            extra = [kr.buf, vr.buf, q_norm.buf if q_norm is not None else rd, k_norm.buf if k_norm is not None else rd,
-                     self._rope_table(q_pos, p, ff), slots.buf]
-        bufs = [(qr if fuse else q).buf, k.buf, v.buf, q_pos.buf, kv_pos.buf, sinks.buf if sinks is not None else rd,
-                o.buf, self._n_kv(int(n_kv), k.shape[0], q_pos), o.q8[1] if q8 else self._dummy_w, *extra]
-        nc = max(4, 1 << (max(1, -(-Dv // 4)) - 1).bit_length())  # column slots: a power of two >= Dv / 4
-        subs = {"Q8": "true" if q8 else "false", "FUSE": "true" if fuse else "false", "DH": str(Dh), "DV": str(Dv),
-                "QN": str(-(-Dh // 4)), "NC": str(nc)}
-        self._run("attention", u, bufs, grid(T * Hq), subs)
-        return o
+        return record_attention(self, q, k, v, q_pos, kv_pos, n_kv, kq_scale, window, softcap, sinks,
+                                lz[1:] if fuse else None, self.split_attention)
 
     def _n_kv(self, n_kv: int, S: int, q_pos: VkArray) -> Any:
         """The step buffer holding the attention extent n_kv over a cache of S cells. A recorded step
