@@ -141,14 +141,14 @@ class _FusingCpu(CpuOps):
 @pytest.mark.parametrize("preset,ftype", [("qwen3-tiny", "Q4_K_M"), ("qwen35-tiny", "F32"), ("gemma4-tiny", "Q8_0")])
 def test_fused_qkv_projections(tiny, preset, ftype):
     """A backend with `fuse_qkv` gets one stacked Q/K/V weight per layer where the three share a type
-    (Q4_K_M mixes Q4_K and Q6_K: only some layers), and the same logits."""
+    (Q4_K_M mixes Q4_K and Q6_K: elsewhere Q and K only), and the same logits."""
     path = tiny(preset, ftype, by="synth")
     plain, fused = zinc.api.load(path, backend="cpu"), zinc.api.load(path, backend=_FusingCpu())
     names = fused.weights.tensors
-    stacked = [n for n in names if n.endswith("attn_qkv.weight") and n not in plain.weights.tensors]
-    assert stacked and all(n.replace("qkv", "q") not in names for n in stacked)
-    if ftype == "Q4_K_M":
-        assert any(n.endswith("attn_q.weight") for n in names)  # a layer whose V has another type
+    stacked = [n for n in names if n.endswith("attn_q+attn_k+attn_v.weight")]
+    assert stacked and all(n.replace("attn_q+attn_k+attn_v", "attn_q") not in names for n in stacked)
+    if ftype == "Q4_K_M":  # a layer whose V has another type: Q and K stacked, V alone
+        assert any(n.endswith("attn_q+attn_k.weight") for n in names) and any(n.endswith("attn_v.weight") for n in names)
     ids = [int(i) for i in np.random.default_rng(1).integers(0, plain.n_vocab, 12)]
     want, got = plain.logits(ids), fused.logits(ids)
     assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()

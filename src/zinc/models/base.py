@@ -8,7 +8,8 @@ attention, V norm, shared-KV layers, experts and shared experts, Gated DeltaNet 
 code reads those fields and never tests the architecture name.
 
 `load_weights` checks every tensor an architecture declares (presence and shape, with errors naming
-the tensor), runs the backend's capability check, then uploads the weights.
+the tensor), runs the backend's capability check, then uploads the weights, stacking the
+projections of one input for a backend that asks (`stack_groups`).
 """
 
 from __future__ import annotations
@@ -231,6 +232,7 @@ class TensorSpec:
     required: bool = True
     alt: str = ""  # another tensor whose presence makes this one unnecessary (fused attn_qkv)
     view: tuple[int, ...] = ()  # upload with this row-major shape (same elements), e.g. a (D,) gate as (1, D)
+    stack: str = ""  # weights of one layer with the same label read the same input (see stack_groups)
 
 
 class LayerWeights:
@@ -246,18 +248,34 @@ class LayerWeights:
         return self._w.get(f"blk.{self.il}.{short}.{kind}")
 
     def has(self, short: str, kind: str = "weight") -> bool:
-        return f"blk.{self.il}.{short}.{kind}" in self._w.tensors
+        """Whether the file has the tensor (uploaded alone or as a part of a stacked weight)."""
+        name = f"blk.{self.il}.{short}.{kind}"
+        return name in self._w.tensors or name in self._w.stacks
+
+    def stack_of(self, short: str) -> "Stack | None":
+        """The stacked weight that holds weight `short`, if the loader stacked it."""
+        return self._w.stacks.get(f"blk.{self.il}.{short}.weight")
 
     def raw(self, suffix: str) -> Any:
         """A tensor whose name has no `.weight` suffix (e.g. `ssm_a`)."""
         return self._w[f"blk.{self.il}.{suffix}"]
 
 
-class Weights:
-    """Uploaded tensors by their GGUF names (`output.weight` aliases `token_embd.weight` when tied)."""
+@dataclass(frozen=True)
+class Stack:
+    """A stacked weight of a layer: its short name, its parts' short names and row counts, in order."""
 
-    def __init__(self, tensors: dict[str, Any]) -> None:
-        self.tensors = tensors
+    name: str  # "attn_q+attn_k": parts joined by "+"
+    parts: tuple[str, ...]
+    rows: tuple[int, ...]
+
+
+class Weights:
+    """Uploaded tensors by their GGUF names (`output.weight` aliases `token_embd.weight` when tied);
+    `stacks` maps the GGUF name of each weight uploaded as a part of a stacked one to its `Stack`."""
+
+    def __init__(self, tensors: dict[str, Any], stacks: dict[str, Stack] | None = None) -> None:
+        self.tensors, self.stacks = tensors, stacks or {}
 
     def __getitem__(self, name: str) -> Any:
         return self.tensors[name]
@@ -278,45 +296,58 @@ def load_weights(ops: Ops, gguf: Any, specs: Iterable[TensorSpec]) -> Weights:
         uses.append(WeightUse("matmul", "token_embd.weight (tied output)", gguf.tensors["token_embd.weight"].ggml_type))
     check_capabilities(ops, uses, where=str(gguf.path))
     out: dict[str, Any] = {}
-    fused = _qkv_groups(ops, gguf, present)
-    parts = {n: f for f, trio in fused.items() for n in trio}
+    stacks: dict[str, Stack] = {}
+    for group in stack_groups(ops, gguf, present):
+        layer = _layer_prefix(group[0].name)
+        qts = [_qtensor(gguf, s) for s in group]
+        parts = tuple(s.name[len(layer):-len(".weight")] for s in group)
+        st = Stack("+".join(parts), parts, tuple(q.shape[0] for q in qts))
+        out[f"{layer}{st.name}.weight"] = ops.upload(concat_rows(f"{layer}{st.name}.weight", qts))
+        stacks.update((s.name, st) for s in group)
     for s in present:
-        if s.name in parts:  # uploaded once, as the layer's fused projection
-            f = parts[s.name]
-            if s.name == fused[f][-1]:
-                qts = [QTensor.from_gguf(gguf, n) for n in fused[f]]
-                out[f] = ops.upload(concat_rows(f, qts))
+        if s.name in stacks:
             continue
-        qt = QTensor.from_gguf(gguf, s.name)
-        if s.view:
-            qt = replace(qt, shape=tuple(s.view))
+        qt = _qtensor(gguf, s)
         out[s.name] = ops.from_numpy(qt.dequantize()) if s.op == "vector" else ops.upload(qt)
     if tied:
         out["output.weight"] = out["token_embd.weight"]
-    return Weights(out)
+    return Weights(out, stacks)
 
 
-def _qkv_groups(ops: Ops, gguf: Any, present: list[TensorSpec]) -> dict[str, tuple[str, str, str]]:
-    """Fused name -> (q, k, v) names of the layers whose Q, K and V projections a backend that asks
-    (`fuse_qkv`) reads as one weight: one matvec launch instead of three. Only where the three share
-    a type and K and have no biases (the model then splits the fused output; layers.qkv_projections)."""
-    if not getattr(ops, "fuse_qkv", False):
-        return {}
+def _layer_prefix(name: str) -> str:
+    """"blk.N." of a layer tensor's name."""
+    return name[:name.index(".", len("blk.")) + 1]
+
+
+def _qtensor(gguf: Any, s: TensorSpec) -> QTensor:
+    qt = QTensor.from_gguf(gguf, s.name)
+    return replace(qt, shape=tuple(s.view)) if s.view else qt
+
+
+def stack_groups(ops: Ops, gguf: Any, present: list[TensorSpec]) -> list[list[TensorSpec]]:
+    """The weights to upload stacked row-wise as one, each group in spec order.
+
+    A matvec launch has a fixed cost, so a backend that asks gets the projections of one input as
+    one weight: one matmul whose output the model splits (`layers.projections`). Candidates are
+    the matmul weights of one layer with the same `TensorSpec.stack` label: "attn" (Q, K, V of an
+    attention layer that writes its own KV), "delta" (a Gated DeltaNet layer's attn_qkv, attn_gate,
+    ssm_beta, ssm_alpha), "ffn" (the router and the shared expert's gate). Among them, those without
+    a bias that share a ggml type and a row length are stacked, two or more to a stack: in a
+    Q4_K_M file (Q6_K V in some layers) Q and K where V has another type, all three elsewhere.
+    `ops.fuse_projections` asks for every label, `ops.fuse_qkv` for "attn" only.
+    """
+    labels = ("attn",) if getattr(ops, "fuse_qkv", False) else ()
+    if getattr(ops, "fuse_projections", False):
+        labels = ("attn", "delta", "ffn")
     names = {s.name for s in present}
-    groups = {}
+    classes: dict[tuple, list[TensorSpec]] = {}
     for s in present:
-        if not s.name.endswith(".attn_q.weight"):
+        shape = tuple(s.view or gguf.tensors[s.name].shape)
+        if (s.stack not in labels or s.op != "matmul" or len(shape) != 2 or not s.name.endswith(".weight")
+                or s.name[:-len("weight")] + "bias" in names):
             continue
-        pre = s.name[:-len("attn_q.weight")]
-        trio = (pre + "attn_q.weight", pre + "attn_k.weight", pre + "attn_v.weight")
-        if pre + "attn_qkv.weight" in names or not all(n in names for n in trio):
-            continue
-        if any(f"{pre}attn_{x}.bias" in names for x in "qkv"):
-            continue
-        infos = [gguf.tensors[n] for n in trio]
-        if len({i.ggml_type for i in infos}) == 1 and len({tuple(i.shape[1:]) for i in infos}) == 1:
-            groups[pre + "attn_qkv.weight"] = trio
-    return groups
+        classes.setdefault((_layer_prefix(s.name), s.stack, gguf.tensors[s.name].ggml_type, shape[1]), []).append(s)
+    return [g for g in classes.values() if len(g) > 1]
 
 
 def concat_rows(name: str, qts: list[QTensor]) -> QTensor:

@@ -4,7 +4,9 @@ Each block reads its quirks from `Config` fields (q/k norm, V norm, output gate,
 window, per-layer head shapes, shared-KV layers, activation, expert gating, shared expert) and
 optional tensors from the weights (biases, fused `attn_qkv` / `ffn_gate_up_exps`, a missing
 `attn_v` meaning V = K, expert biases and scales), never from the architecture name. The
-tensor-spec helpers list what each block reads, for `load_weights`.
+tensor-spec helpers list what each block reads, for `load_weights`, and label the projections of
+one input that a backend may get stacked (`base.stack_groups`); blocks read those through
+`projections`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,20 @@ def _linear(ops: Ops, x: Any, lw: LayerWeights, short: str) -> Any:
     return y if b is None else ops.add(y, b)
 
 
+def projections(ops: Ops, lw: LayerWeights, h: Any, shorts: tuple[str, ...]) -> list[Any]:
+    """h @ W.T (+ bias) for each named weight of the layer, in order. Weights the loader stacked
+    (`LayerWeights.stack_of`) are one matmul whose output is split (on CUDA and NumPy the parts are
+    contiguous); a stack is computed once even when several of its parts are asked for."""
+    out: dict[str, Any] = {}
+    for short in shorts:
+        st = lw.stack_of(short)
+        if st is None:
+            out[short] = _linear(ops, h, lw, short)
+        elif short not in out:
+            out.update(zip(st.parts, ops.split(ops.matmul(h, lw[st.name]), st.rows)))
+    return [out[s] for s in shorts]
+
+
 def _q_width(cfg: Config, il: int) -> int:
     return cfg.n_head * cfg.head_dim_of(il) * (2 if cfg.attn_gate else 1)
 
@@ -31,17 +47,20 @@ def qkv_projections(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, T: int,
                     with_kv: bool = True) -> tuple[Any, Any, Any]:
     """Q (T, Hq, Dh or 2*Dh with the output gate), K (T, Hkv, Dh), V (T, Hkv, Dv); K, V None if not with_kv.
 
-    Separate or fused (attn_qkv) weights; without `attn_v` the raw K projection is also V.
+    Separate, stacked at load (`projections`) or fused in the file (attn_qkv) weights; without
+    `attn_v` the raw K projection is also V.
     """
     il = lw.il
     Dh, Dv, Hkv = cfg.head_dim_of(il), cfg.head_dim_v_of(il), cfg.n_head_kv_of(il)
     nq = _q_width(cfg, il)
     if lw.has("attn_qkv"):
         q, k, v = ops.split(_linear(ops, h, lw, "attn_qkv"), (nq, Hkv * Dh, Hkv * Dv))
+    elif not with_kv:
+        q, k, v = projections(ops, lw, h, ("attn_q",))[0], None, None
     else:
-        q = _linear(ops, h, lw, "attn_q")
-        k = _linear(ops, h, lw, "attn_k") if with_kv else None
-        v = (_linear(ops, h, lw, "attn_v") if lw.has("attn_v") else k) if with_kv else None
+        has_v = lw.has("attn_v")
+        q, k, *v = projections(ops, lw, h, ("attn_q", "attn_k", "attn_v") if has_v else ("attn_q", "attn_k"))
+        v = v[0] if has_v else k
     q = ops.reshape(q, (T, cfg.n_head, nq // cfg.n_head))
     if not with_kv:
         return q, None, None
@@ -87,10 +106,9 @@ def gated_delta_net(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, batch: Batc
     """The Gated DeltaNet mixer (spec arch-qwen35.md §3.2) of one step; its state lives in the cache."""
     T, state = batch.n, cache.layer(lw.il)
     S, Hk, Hv = cfg.ssm_state, cfg.ssm_k_heads, cfg.ssm_v_heads
-    mixed = ops.matmul(h, lw["attn_qkv"])  # (T, 2*Hk*S + Hv*S)
-    z = ops.matmul(h, lw["attn_gate"])  # (T, Hv*S)
-    b = ops.matmul(h, lw["ssm_beta"])  # (T, Hv): beta = sigmoid(b)
-    alpha = ops.matmul(h, lw["ssm_alpha"])  # (T, Hv): log decay g = softplus(alpha + dt_bias) * ssm_a <= 0
+    # mixed (T, 2*Hk*S + Hv*S), z (T, Hv*S), b (T, Hv): beta = sigmoid(b),
+    # alpha (T, Hv): log decay g = softplus(alpha + dt_bias) * ssm_a <= 0
+    mixed, z, b, alpha = projections(ops, lw, h, ("attn_qkv", "attn_gate", "ssm_beta", "ssm_alpha"))
     conv = ops.conv1d_causal_act(mixed, state.conv, lw["ssm_conv1d"], "silu")
     q, k, v = ops.split(conv, (Hk * S, Hk * S, Hv * S))
     q, k = (ops.reshape(x, (T, Hk, S)) for x in (q, k))  # L2-normalized by delta_net_step
@@ -126,7 +144,7 @@ def moe_ffn(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, logits: Any = None)
     `logits` replaces the router's own (W_router h + b) when the architecture computes them itself.
     """
     if logits is None:
-        logits = _linear(ops, h, lw, "ffn_gate_inp")
+        logits = projections(ops, lw, h, ("ffn_gate_inp",))[0]
     ids, w = ops.router_topk(logits, cfg.n_expert_used, cfg.expert_gating, cfg.expert_norm_w, cfg.expert_w_scale)
     if lw.has("ffn_gate_up_exps"):
         g, u = ops.split(_experts(ops, h, lw, "ffn_gate_up_exps", ids), (cfg.n_ff_exp, cfg.n_ff_exp))
@@ -136,10 +154,12 @@ def moe_ffn(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, logits: Any = None)
     return ops.weighted_sum(o, w)
 
 
-def shared_expert(ops: Ops, cfg: Config, lw: LayerWeights, h: Any) -> Any:
-    """The shared expert scaled by its sigmoid gate: sigmoid(w . h) * glu_ffn_shexp(h)."""
-    gate = ops.unary(ops.matmul(h, lw["ffn_gate_inp_shexp"]), "sigmoid")  # (T, 1)
-    return ops.mul(glu_ffn(ops, cfg, lw, h, "_shexp"), gate)
+def shared_expert(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, gate: Any = None) -> Any:
+    """The shared expert scaled by its sigmoid gate: sigmoid(w . h) * glu_ffn_shexp(h); `gate` (T, 1)
+    is w . h when the caller has it (from `projections`, with the router's logits)."""
+    if gate is None:
+        gate = projections(ops, lw, h, ("ffn_gate_inp_shexp",))[0]
+    return ops.mul(glu_ffn(ops, cfg, lw, h, "_shexp"), ops.unary(gate, "sigmoid"))
 
 
 def embed_tokens(ops: Ops, cfg: Config, w: Weights, batch: Batch) -> Any:
@@ -178,12 +198,13 @@ def attention_tensors(cfg: Config, il: int, qk_norm: bool = False, post_norm: bo
                       v_optional: bool = False) -> list[TensorSpec]:
     D, Dh, Dv, Hq, Hkv = cfg.n_embd, cfg.head_dim_of(il), cfg.head_dim_v_of(il), cfg.n_head, cfg.n_head_kv_of(il)
     nq, has_kv = _q_width(cfg, il), cfg.kv_layer(il) == il
-    p = f"blk.{il}."
+    p, stack = f"blk.{il}.", "attn" if has_kv else ""  # a shared-KV layer reads only its Q
     qkv = p + "attn_qkv.weight"
     specs = [TensorSpec(p + "attn_norm.weight", (D,), "vector"),
-             TensorSpec(p + "attn_q.weight", (nq, D), alt=qkv),
-             TensorSpec(p + "attn_k.weight", (Hkv * Dh, D), alt=qkv, required=has_kv),
-             TensorSpec(p + "attn_v.weight", (Hkv * Dv, D), alt=qkv, required=has_kv and not v_optional),
+             TensorSpec(p + "attn_q.weight", (nq, D), alt=qkv, stack=stack),
+             TensorSpec(p + "attn_k.weight", (Hkv * Dh, D), alt=qkv, required=has_kv, stack=stack),
+             TensorSpec(p + "attn_v.weight", (Hkv * Dv, D), alt=qkv, required=has_kv and not v_optional,
+                        stack=stack),
              TensorSpec(qkv, (nq + Hkv * Dh + Hkv * Dv, D), required=False),
              TensorSpec(p + "attn_output.weight", (D, Hq * Dv))]
     for short, n in (("attn_q", nq), ("attn_k", Hkv * Dh), ("attn_v", Hkv * Dv),
@@ -201,8 +222,10 @@ def delta_net_tensors(cfg: Config, il: int) -> list[TensorSpec]:
     """A Gated DeltaNet mixer (spec arch-qwen35.md §2); the conv taps are read as an f32 (C, K) array."""
     D, S, Hk, Hv, K, p = cfg.n_embd, cfg.ssm_state, cfg.ssm_k_heads, cfg.ssm_v_heads, cfg.ssm_conv_kernel, f"blk.{il}."
     C = 2 * Hk * S + Hv * S
-    return [TensorSpec(p + "attn_qkv.weight", (C, D)), TensorSpec(p + "attn_gate.weight", (Hv * S, D)),
-            TensorSpec(p + "ssm_beta.weight", (Hv, D)), TensorSpec(p + "ssm_alpha.weight", (Hv, D)),
+    return [TensorSpec(p + "attn_qkv.weight", (C, D), stack="delta"),
+            TensorSpec(p + "attn_gate.weight", (Hv * S, D), stack="delta"),
+            TensorSpec(p + "ssm_beta.weight", (Hv, D), stack="delta"),
+            TensorSpec(p + "ssm_alpha.weight", (Hv, D), stack="delta"),
             TensorSpec(p + "ssm_conv1d.weight", (C, K), "vector"), TensorSpec(p + "ssm_dt.bias", (Hv,), "vector"),
             TensorSpec(p + "ssm_a", (Hv,), "vector"), TensorSpec(p + "ssm_norm.weight", (S,), "vector"),
             TensorSpec(p + "ssm_out.weight", (D, Hv * S))]
@@ -226,7 +249,7 @@ def moe_tensors(cfg: Config, il: int, norm: str = "ffn_norm", biases: bool = Fal
     D, E, Fe, p = cfg.n_embd, cfg.n_expert, cfg.n_ff_exp, f"blk.{il}."
     gu = p + "ffn_gate_up_exps.weight"
     specs = [TensorSpec(p + norm + ".weight", (D,), "vector")] if norm else []
-    specs += [TensorSpec(p + "ffn_gate_inp.weight", (E, D)),
+    specs += [TensorSpec(p + "ffn_gate_inp.weight", (E, D), stack="ffn"),
               TensorSpec(p + "ffn_gate_exps.weight", (E, Fe, D), "matmul_experts", alt=gu),
               TensorSpec(p + "ffn_up_exps.weight", (E, Fe, D), "matmul_experts", alt=gu),
               TensorSpec(gu, (E, 2 * Fe, D), "matmul_experts", required=False),
@@ -243,7 +266,7 @@ def moe_tensors(cfg: Config, il: int, norm: str = "ffn_norm", biases: bool = Fal
 
 def shared_expert_tensors(cfg: Config, il: int) -> list[TensorSpec]:
     D = cfg.n_embd
-    gate = TensorSpec(f"blk.{il}.ffn_gate_inp_shexp.weight", (D,), view=(1, D))
+    gate = TensorSpec(f"blk.{il}.ffn_gate_inp_shexp.weight", (D,), view=(1, D), stack="ffn")
     return [gate] + ffn_tensors(cfg, il, norm="", n_ff=cfg.n_ff_shexp, suffix="_shexp")
 
 
