@@ -138,28 +138,24 @@ def _experts(ops: Ops, x: Any, lw: LayerWeights, short: str, ids: Any) -> Any:
     return y if b is None else ops.add(y, ops.embed(b, ids))
 
 
-def moe_ffn(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, logits: Any = None) -> Any:
+def moe_ffn(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, logits: Any = None, shared: Any = None,
+            shared_gate: Any = None) -> Any:
     """Routed experts (spec common-ops §5): top-k by gate probability, weighted sum in selection order.
 
-    `logits` replaces the router's own (W_router h + b) when the architecture computes them itself.
+    `logits` replaces the router's own (W_router h + b) when the architecture computes them itself;
+    `shared` (T, D), a shared expert's output, joins the sum, scaled by sigmoid(shared_gate (T, 1)) if given.
     """
     if logits is None:
         logits = projections(ops, lw, h, ("ffn_gate_inp",))[0]
     ids, w = ops.router_topk(logits, cfg.n_expert_used, cfg.expert_gating, cfg.expert_norm_w, cfg.expert_w_scale)
     if lw.has("ffn_gate_up_exps"):
-        g, u = ops.split(_experts(ops, h, lw, "ffn_gate_up_exps", ids), (cfg.n_ff_exp, cfg.n_ff_exp))
+        a = ops.glu(*ops.split(_experts(ops, h, lw, "ffn_gate_up_exps", ids), (cfg.n_ff_exp, cfg.n_ff_exp)), cfg.act)
+    elif not any(lw.get(n, x) is not None for n in ("ffn_gate_exps", "ffn_up_exps") for x in ("scale", "bias")):
+        a = ops.matmul_experts_glu(h, lw["ffn_gate_exps"], lw["ffn_up_exps"], ids, cfg.act)
     else:
-        g, u = _experts(ops, h, lw, "ffn_gate_exps", ids), _experts(ops, h, lw, "ffn_up_exps", ids)
-    o = _experts(ops, ops.glu(g, u, cfg.act), lw, "ffn_down_exps", ids)  # (T, k, D)
-    return ops.weighted_sum(o, w)
-
-
-def shared_expert(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, gate: Any = None) -> Any:
-    """The shared expert scaled by its sigmoid gate: sigmoid(w . h) * glu_ffn_shexp(h); `gate` (T, 1)
-    is w . h when the caller has it (from `projections`, with the router's logits)."""
-    if gate is None:
-        gate = projections(ops, lw, h, ("ffn_gate_inp_shexp",))[0]
-    return ops.mul(glu_ffn(ops, cfg, lw, h, "_shexp"), ops.unary(gate, "sigmoid"))
+        a = ops.glu(_experts(ops, h, lw, "ffn_gate_exps", ids), _experts(ops, h, lw, "ffn_up_exps", ids), cfg.act)
+    o = _experts(ops, a, lw, "ffn_down_exps", ids)  # (T, k, D)
+    return ops.weighted_sum(o, w) if shared is None else ops.weighted_sum_shared(o, w, shared, shared_gate)
 
 
 def embed_tokens(ops: Ops, cfg: Config, w: Weights, batch: Batch) -> Any:

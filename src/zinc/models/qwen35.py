@@ -22,7 +22,7 @@ from zinc.errors import UnsupportedModelError
 from zinc.models.base import Batch, Config, Meta, TensorSpec, Weights, common_config
 from zinc.models.layers import (attention_tensors, cache_layout, delta_net_tensors, embed_tokens, ffn_tensors,
                                 gated_delta_net, global_tensors, glu_ffn, lm_head, residual_norm, moe_ffn, moe_tensors,
-                                projections, self_attention, shared_expert, shared_expert_tensors)
+                                projections, self_attention, shared_expert_tensors)
 
 __all__ = ["config", "tensors", "cache_layout", "forward"]
 
@@ -85,7 +85,7 @@ def _ffn(ops: Ops, cfg: Config, w: Weights, il: int, h: Any) -> Any:
     if not lw.has("ffn_up_shexp"):
         return moe_ffn(ops, cfg, lw, h)
     logits, gate = projections(ops, lw, h, ("ffn_gate_inp", "ffn_gate_inp_shexp"))  # one matmul where stacked
-    return ops.add(moe_ffn(ops, cfg, lw, h, logits), shared_expert(ops, cfg, lw, h, gate))
+    return moe_ffn(ops, cfg, lw, h, logits, shared=glu_ffn(ops, cfg, lw, h, "_shexp"), shared_gate=gate)
 
 
 def forward(ops: Ops, cfg: Config, w: Weights, batch: Batch, cache: KVCache) -> Any:
