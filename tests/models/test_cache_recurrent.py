@@ -48,6 +48,22 @@ def test_reset_zeroes_state_and_truncate_cannot_roll_back():
     assert not c.layers[0].ssm.any() and (c.layers[1].pos == -1).all()
 
 
+def test_reset_keeps_the_state_buffers_where_ops_overwrite_in_place():
+    """A backend whose captured decode steps hold the state's addresses (CUDA, here on CPU tensors)
+    gets the same buffers back, zeroed: a new conversation does not make it capture the step again."""
+    torch = pytest.importorskip("torch")
+    from zinc.backends.cuda.ops import CudaOps
+
+    c = KVCache(CudaOps(device="cpu", graphs=False), LAYOUT, n_ctx=16, n_ubatch=4)
+    st = c.layers[0]
+    conv, ssm = st.conv, st.ssm
+    st.ssm.fill_(1.0)
+    st.conv.fill_(2.0)
+    c.reset()
+    assert st.conv is conv and st.ssm is ssm
+    assert torch.count_nonzero(st.ssm) == 0 and torch.count_nonzero(st.conv) == 0
+
+
 def test_model_cache_layout_per_layer_kind(tiny):
     m = zinc.api.load(tiny("qwen35-tiny"), n_ctx=64)
     cache = m.new_cache()

@@ -55,12 +55,14 @@ class LayerState:
 
     def __init__(self, ops: Ops, spec: RecurrentCacheSpec) -> None:
         self.spec, self.ops = spec, ops
-        self.reset()
+        self.conv = ops.zeros((spec.conv_kernel - 1, spec.conv_channels), "f32")
+        self.ssm = ops.zeros((spec.n_head, spec.head_dim, spec.head_dim), "f32")
 
     def reset(self) -> None:
-        s = self.spec
-        self.conv = self.ops.zeros((s.conv_kernel - 1, s.conv_channels), "f32")
-        self.ssm = self.ops.zeros((s.n_head, s.head_dim, s.head_dim), "f32")
+        """Zero the state in place (`ops.overwrite`: a captured decode step keeps reading these buffers;
+        new ones would make the CUDA backend capture the step again)."""
+        self.conv = self.ops.overwrite(self.conv, np.zeros(tuple(self.conv.shape), np.float32))
+        self.ssm = self.ops.overwrite(self.ssm, np.zeros(tuple(self.ssm.shape), np.float32))
 
     @property
     def nbytes(self) -> int:
