@@ -20,12 +20,6 @@ a prompt chunk whose length came before (`graph.StepGraphs`); while a graph is b
 reads its extent from the positions, so the captured step is right at every later position.
 `greedy_steps` (`Model.greedy`) replays a graph of the step plus its argmax, which feeds the next
 replay: no host round trip per token.
-
-A one-token `rope_qk_kv_write` (Q/K norms, rope, KV-cache write) is deferred and done inside the
-decode attention's split kernel (`kernels/attention.py`, FUSE) when the next op called on this
-backend is `attention` with its Q over its cache; calling any other op first runs it on its own (the
-rope_qk kernel), so whatever reads Q or the cache sees it written. The returned Q is then filled only
-in that case.
 """
 
 from __future__ import annotations
@@ -72,8 +66,7 @@ class CudaOps(BaseOps):
     dequantized weights, f32 attention operands): slower, for checks against the NumPy backend."""
 
     name = "cuda"
-    fuse_projections = True  # load_weights stacks the projections of one input (models.base.stack_groups)
-    _qk: _PendingQK | None = None  # a deferred one-token rope_qk_kv_write (see attention)
+    fuse_qkv = True  # load_weights stacks each layer's Q, K, V weights (one matvec launch for three)
 
     def __init__(self, device: str | int | None = None, kv_dtype: str = "f16", graphs: bool = True,
                  exact: bool = False) -> None:
@@ -336,28 +329,18 @@ class CudaOps(BaseOps):
 
     def rope_qk_kv_write(self, q, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots, q_norm=None,
                          k_norm=None, eps=0.0):
-        """One kernel for Q's and K's (per-head norm +) rope and the K/V cache write; returns the rotated Q.
-        One token (the decode step): deferred into the next attention (see the module docstring)."""
+        """One kernel for Q's and K's (per-head norm +) rope and the K/V cache write; returns the rotated Q."""
         T, Hk, Dh = k.shape
         if q.shape[0] != T or q.shape[2] != Dh or v[0].numel() % Hk:
             return super().rope_qk_kv_write(q, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots,
                                             q_norm, k_norm, eps)
         c, mscale = self._rope_factors(p, freq_factors)
-        pend = _PendingQK(torch.empty(q.shape, dtype=torch.float32, device=q.device), q, k, v, pos, c, mscale, p,
-                          q_norm, k_norm, float(eps), cache_k, cache_v, cache_pos, slots, self.capturing)
-        if pend.fusable():
-            self._qk, pend.cls = pend, type(self)
-            self.__class__ = _deferring(type(self))  # until the next op: see _Deferring
-        else:
-            pend.run()
-        return pend.out
-
-    def _take_qk(self) -> _PendingQK | None:
-        """The deferred rope_qk_kv_write, if any, no longer deferred."""
-        pend = self._qk
-        if pend is not None:
-            self._qk, self.__class__ = None, pend.cls
-        return pend
+        q, k = q.contiguous(), k.contiguous()
+        out = torch.empty_like(q)
+        kel.rope_qk(q, k, pos, c, mscale, p.n_dims, p.mode in ("neox", "imrope"), out,
+                    (v.contiguous(), slots, cache_k, cache_v, cache_pos, self.capturing), q_w=q_norm, k_w=k_norm,
+                    eps=float(eps))
+        return out
 
     def _rope_fused(self, x, pos, p: RopeParams, freq_factors, norm=None, kv=None):
         """One kernel: (per-head RMS norm,) rope, (and the K/V cache write of the token)."""
@@ -385,13 +368,6 @@ class CudaOps(BaseOps):
         kel.kv_write(k.contiguous(), v.contiguous(), pos, slots, cache_k, cache_v, cache_pos, self.capturing)
 
     def attention(self, q, k, v, q_pos, kv_pos, n_kv, kq_scale, window=0, softcap=0.0, sinks=None):
-        """Decode (a few rows): split-K kernels, with a deferred rope_qk_kv_write of this Q and cache
-        done in them; prefill: flash attention."""
-        pend = self._take_qk()
-        if pend is not None and not (pend.out is q and pend.pos is q_pos and pend.cache_k is k
-                                     and pend.cache_v is v and pend.cache_pos is kv_pos):
-            pend.run()
-            pend = None
         T, Hq, _ = q.shape
         if T <= DECODE_ATTN_MAX_ROWS:
             out = torch.empty((T, Hq, v.shape[2]), dtype=torch.float32, device=self.device)
@@ -404,9 +380,8 @@ class CudaOps(BaseOps):
             q8 = None  # the output's 8-bit form for the output projection (see _quantized)
             if not self.exact and T <= MATVEC_MAX_ROWS and dv >= 32 and dv & (dv - 1) == 0:
                 q8 = mmvq.q8_buffers(T, Hq * dv, self.device)
-            kattn.decode_attention(q.contiguous() if pend is None else pend.q3(), k, v, q_pos, kv_pos, n,
-                                   float(kq_scale), int(window), float(softcap), sinks, scratch, out, nsplit=nsplit,
-                                   bs=bs, q8=q8, fuse=None if pend is None else pend.fuse_args())
+            kattn.decode_attention(q.contiguous(), k, v, q_pos, kv_pos, n, float(kq_scale), int(window),
+                                   float(softcap), sinks, scratch, out, nsplit=nsplit, bs=bs, q8=q8)
             if q8 is not None:
                 self._qx = (out, *q8)
             return out
@@ -486,74 +461,6 @@ class CudaOps(BaseOps):
 
             self._graphs = StepGraphs(self)
         return self._graphs if self._graphs.capturable(forward, cfg, weights, batch.n) else None
-
-
-class _Deferring:
-    """Mixed into the class of a CudaOps while a rope_qk_kv_write is deferred (only then, so other
-    steps pay nothing): any op but `attention` first runs it (and restores the class)."""
-
-    def __getattribute__(self, name: str) -> Any:
-        if name in _RUNS_PENDING:
-            pend = CudaOps._take_qk(self)
-            if pend is not None:
-                pend.run()
-        return object.__getattribute__(self, name)
-
-
-_DEFERRING: dict[type, type] = {}
-
-
-def _deferring(cls: type) -> type:
-    """cls with `_Deferring` mixed in (one class per CudaOps class)."""
-    if cls not in _DEFERRING:
-        _DEFERRING[cls] = type(cls.__name__, (_Deferring, cls), {"__module__": cls.__module__})
-    return _DEFERRING[cls]
-
-
-class _PendingQK:
-    """The arguments of a one-token rope_qk_kv_write; `run` does it with the rope_qk kernel (into
-    `out`), `fuse_args` hands it to the decode attention kernel (kernels/attention.py, FUSE)."""
-
-    cls: type = object  # the CudaOps class it was deferred from
-
-    def __init__(self, out, q, k, v, pos, c, mscale, p, q_norm, k_norm, eps, cache_k, cache_v, cache_pos, slots,
-                 from_pos) -> None:
-        self.out, self.q, self.k, self.v, self.pos, self.c, self.mscale, self.p = out, q, k, v, pos, c, mscale, p
-        self.q_norm, self.k_norm, self.eps, self.from_pos = q_norm, k_norm, eps, from_pos
-        self.cache_k, self.cache_v, self.cache_pos, self.slots = cache_k, cache_v, cache_pos, slots
-
-    def fusable(self) -> bool:
-        """One token of f32 Q/K/V with heads as the cache's, over contiguous f16/f32 caches."""
-        q, k, v, ck, cv = self.q, self.k, self.v, self.cache_k, self.cache_v
-        T, Hk, Dh = k.shape
-        return (T == 1 and q.dim() == 3 and q.shape[1] % Hk == 0 and ck.dim() == 3 and ck.shape[1:] == (Hk, Dh)
-                and cv.dim() == 3 and cv.shape[1] == Hk and v.numel() == Hk * cv.shape[2]
-                and q.dtype == k.dtype == v.dtype == torch.float32 and ck.dtype == cv.dtype
-                and ck.dtype in (torch.float16, torch.float32) and ck.is_contiguous() and cv.is_contiguous()
-                and self.cache_pos.is_contiguous() and 0 < self.p.n_dims <= Dh and self.p.n_dims % 2 == 0)
-
-    def run(self) -> None:
-        kel.rope_qk(self.q.contiguous(), self.k.contiguous(), self.pos, self.c, self.mscale, self.p.n_dims,
-                    self.p.mode in ("neox", "imrope"), self.out,
-                    (self.v.contiguous(), self.slots, self.cache_k, self.cache_v, self.cache_pos, self.from_pos),
-                    q_w=self.q_norm, k_w=self.k_norm, eps=self.eps)
-
-    def q3(self):
-        """The raw Q as (1, Hq, Dh) rows of unit stride (heads may be further apart)."""
-        q = self.q
-        return q if q.stride(2) == 1 else q.contiguous()
-
-    def fuse_args(self) -> tuple:
-        Hk = self.k.shape[1]
-        k, v = self.k.reshape(Hk, -1), self.v.reshape(Hk, -1)
-        k, v = (x if x.stride(1) == 1 else x.contiguous() for x in (k, v))
-        return (k, v, self.q_norm, self.k_norm, self.c, self.mscale, self.p.n_dims, self.p.mode in ("neox", "imrope"),
-                self.eps, self.slots, self.from_pos)
-
-
-# CudaOps' ops that first run a deferred rope_qk_kv_write: every public method but attention
-_RUNS_PENDING = frozenset(n for n in dir(CudaOps) if not n.startswith("_") and n != "attention"
-                          and callable(getattr(CudaOps, n)))
 
 
 def rope_factors(p: RopeParams, freq_factors: np.ndarray | None, device) -> tuple[torch.Tensor, float]:
