@@ -200,7 +200,7 @@ class CudaOps(BaseOps):
         """Gate, up and the GLU in one 8-bit expert matvec for a few rows (decode) where the two stacks
         share a type and shape (a prompt's (token, expert) pairs ran slower so: Qwen3.5 pp512 3,040 -> 2,435)."""
         T, nsel = ids.shape
-        if (T > MATVEC_MAX_ROWS and not self.capturing or self.exact or not w_gate.quantized
+        if ((T > MATVEC_MAX_ROWS and not self.capturing) or self.exact or not w_gate.quantized
                 or w_gate.ggml_type not in MMVQ_EXPERTS or act not in kel.GLU_ACTS
                 or w_up.ggml_type != w_gate.ggml_type or w_up.shape != w_gate.shape):
             return super().matmul_experts_glu(x, w_gate, w_up, ids, act)
