@@ -407,7 +407,7 @@ def mmvq_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, QT: tl.co
         RW: tl.constexpr = 4 if QT == 8 else 8  # K / RW int32 words a row of `a`
         prefetch_rows(a, r, K // RW, LN)
         if QT == 14:
-            prefetch_rows(b, r, K // 16, (LN + 1) // 2)
+            prefetch_rows(b, r, K // 16, LN // 2)
         if ACT >= 0:
             prefetch_rows(a2, r, K // RW, LN)
     pdl_wait(PDL)
