@@ -88,11 +88,11 @@ def test_programmatic_dependent_launch(tmp_path, preset):
     out = {}
     try:
         for on in (False, True):
-            kernels.PDL = kernels.PDL_OTHER = 2 if on else 0
+            kernels.PDL = on
             m = load(path, backend="cuda", n_ctx=64)
             cache = m.new_cache(64)
             steps = [m.forward(ids[:8], cache)] + [m.forward([t], cache, last_only=True) for t in ids[8:]]
             out[on] = np.concatenate(steps)
     finally:
-        kernels.PDL = kernels.PDL_OTHER = 2
+        kernels.PDL = True
     np.testing.assert_allclose(out[True], out[False], rtol=1e-5, atol=1e-5)

@@ -16,8 +16,7 @@ import torch
 import triton
 import triton.language as tl
 
-PDL = 2  # matvecs: 0 plain launches, 1 wait for the previous kernel first, 2 also let the next one launch first
-PDL_OTHER = 2  # the same for the other kernels
+PDL = True  # launch with programmatic dependent launch where the GPU has it (False: plain launches, to compare)
 
 
 @functools.lru_cache(maxsize=None)
@@ -25,19 +24,17 @@ def _has_pdl(index: int) -> bool:
     return torch.cuda.get_device_capability(index)[0] >= 9
 
 
-def pdl(t: torch.Tensor, matvec: bool = False) -> dict:
+def pdl(t: torch.Tensor) -> dict:
     """Launch options for a kernel that takes `PDL`, on the device of `t`."""
-    mode = PDL if matvec else PDL_OTHER
-    on = bool(mode and t.is_cuda and _has_pdl(t.device.index if t.device.index is not None else 0))
-    return {"PDL": mode, "launch_pdl": True} if on else {}
+    on = bool(PDL and t.is_cuda and _has_pdl(t.device.index if t.device.index is not None else 0))
+    return {"PDL": on, "launch_pdl": on} if on else {}
 
 
 @triton.jit
 def pdl_wait(PDL: tl.constexpr):
-    """Let the next kernel launch (PDL 2), then wait until the previous one is done (its stores visible)."""
-    if PDL == 2:
+    """Let the next kernel launch, then wait until the previous one is done (its stores visible)."""
+    if PDL:
         tl.extra.cuda.gdc_launch_dependents()
-    if PDL > 0:
         tl.extra.cuda.gdc_wait()
 
 

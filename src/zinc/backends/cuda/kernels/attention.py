@@ -55,7 +55,7 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
                       R: tl.constexpr, D: tl.constexpr, DV: tl.constexpr, DP: tl.constexpr,
                       DVP: tl.constexpr, HKV: tl.constexpr, BM: tl.constexpr,
                       BS: tl.constexpr, SOFTCAP: tl.constexpr, KV16: tl.constexpr, EXACT: tl.constexpr,
-                      PDL: tl.constexpr = 0):
+                      PDL: tl.constexpr = False):
     pdl_wait(PDL)
     pid = tl.program_id(0)
     sp = tl.program_id(1)
@@ -106,7 +106,7 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
 @triton.jit
 def attn_combine_kernel(m_in, l_in, o_in, sinks, out, xq, xd, xs, HQ, NSPLIT: tl.constexpr, NSP: tl.constexpr,
                         DV: tl.constexpr, DVP: tl.constexpr, HAS_SINK: tl.constexpr, CH: tl.constexpr,
-                        QUANT: tl.constexpr, NBQ: tl.constexpr, PDL: tl.constexpr = 0):
+                        QUANT: tl.constexpr, NBQ: tl.constexpr, PDL: tl.constexpr = False):
     """One output row: the max over the NSP (>= NSPLIT) splits' maxima, then their outputs CH at a time.
     With QUANT (DV = NBQ * 32) the row is also written on 8 bits for the output projection's matvec:
     blocks h * NBQ ... of the (T, HQ * DV) activation row t (`mmvq.q8_store`)."""

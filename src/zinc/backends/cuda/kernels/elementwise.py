@@ -12,7 +12,7 @@ from zinc.backends.cuda.kernels import pdl, pdl_wait
 
 @triton.jit
 def rms_norm_kernel(x, w, out, res, sum_out, D, eps, HAS_W: tl.constexpr, HAS_RES: tl.constexpr,
-                    BD: tl.constexpr, PDL: tl.constexpr = 0):
+                    BD: tl.constexpr, PDL: tl.constexpr = False):
     """out[r] = v / sqrt(mean(v^2) + eps) (* w) with v = x[r] (+ res[r], then stored to sum_out); grid (rows,)."""
     pdl_wait(PDL)
     row = tl.program_id(0).to(tl.int64)
@@ -97,7 +97,7 @@ def _rope_heads(x, w, out, pos, c, t, h0, H, Dh, eps, mscale, slots, ck, cv, cpo
 def rope_kernel(x, w, pos, c, out, slots, ck, cv, cpos, v, H, Dh, S, DV, eps, mscale, NDIMS: tl.constexpr,
                 NEOX: tl.constexpr, NORM: tl.constexpr, HAS_W: tl.constexpr, KV: tl.constexpr,
                 FROM_POS: tl.constexpr, BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr, BV: tl.constexpr,
-                PDL: tl.constexpr = 0):
+                PDL: tl.constexpr = False):
     """`_rope_heads` of x (T, H, Dh) into out (and the cache with KV); grid (T, cdiv(H, BH))."""
     pdl_wait(PDL)
     _rope_heads(x, w, out, pos, c, tl.program_id(0), tl.program_id(1) * BH, H, Dh, eps, mscale, slots, ck, cv,
@@ -108,7 +108,7 @@ def rope_kernel(x, w, pos, c, out, slots, ck, cv, cpos, v, H, Dh, S, DV, eps, ms
 def rope_qk_kernel(q, qw, qout, k, kw, pos, c, slots, ck, cv, cpos, v, HQ, HK, Dh, S, DV, eps, mscale,
                    NDIMS: tl.constexpr, NEOX: tl.constexpr, QNORM: tl.constexpr, KNORM: tl.constexpr,
                    FROM_POS: tl.constexpr, BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr, BV: tl.constexpr,
-                   PDL: tl.constexpr = 0):
+                   PDL: tl.constexpr = False):
     """q (T, HQ, Dh) and k (T, HK, Dh) in one launch, grid (T, cdiv(HQ, BH) + cdiv(HK, BH)): the
     first blocks of heads rope q into qout, the rest rope k into the cache cells (with v beside it).
     QNORM / KNORM: that side is first RMS-normed per head and times its weight qw / kw (Dh,)."""
@@ -141,7 +141,7 @@ def glu_act(a, b, ACT: tl.constexpr):
 
 
 @triton.jit
-def glu_kernel(g, u, out, n, ACT: tl.constexpr, BLOCK: tl.constexpr, PDL: tl.constexpr = 0):
+def glu_kernel(g, u, out, n, ACT: tl.constexpr, BLOCK: tl.constexpr, PDL: tl.constexpr = False):
     """out = act(g) * u elementwise (see `glu_act`); grid (cdiv(n, BLOCK),)."""
     pdl_wait(PDL)
     o = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
@@ -166,7 +166,7 @@ def rms_norm(x, w, eps: float, out, res=None, sum_out=None) -> None:
 
 @triton.jit
 def kv_write_kernel(k, v, pos, slots, ck, cv, cpos, S, NK, NV, FROM_POS: tl.constexpr, BK: tl.constexpr,
-                    BV: tl.constexpr, PDL: tl.constexpr = 0):
+                    BV: tl.constexpr, PDL: tl.constexpr = False):
     """Cell c of token t (slots[t], or pos[t] % S): ck[c] = k[t], cv[c] = v[t], cpos[c] = pos[t]; grid (T,)."""
     pdl_wait(PDL)
     t = tl.program_id(0)

@@ -21,7 +21,7 @@ from zinc.backends.cuda.kernels.quant import QK, TILE, _tile
 @triton.jit
 def gmv_kernel(out, x, ids, a, b, c, d, N, K, NSEL, sxt, sxj,
                QT: tl.constexpr, G: tl.constexpr, L: tl.constexpr, BN: tl.constexpr, HAS_IDS: tl.constexpr,
-               PDL: tl.constexpr = 0):
+               PDL: tl.constexpr = False):
     """Grid (cdiv(N, BN), P): program (i, p) writes out[p, i*BN : (i+1)*BN] (P = T, or T*NSEL with ids)."""
     pdl_wait(PDL)
     rn = tl.program_id(0) * BN + tl.arange(0, BN)
@@ -44,7 +44,7 @@ def gmv_kernel(out, x, ids, a, b, c, d, N, K, NSEL, sxt, sxj,
 
 
 @triton.jit
-def dense_mv_kernel(out, x, w, N, K, sxt, BN: tl.constexpr, BK: tl.constexpr, PDL: tl.constexpr = 0):
+def dense_mv_kernel(out, x, w, N, K, sxt, BN: tl.constexpr, BK: tl.constexpr, PDL: tl.constexpr = False):
     """Grid (cdiv(N, BN), T): out[t, BN rows] = w[rows] . x[t], f32 math on f32/f16/bf16 weights."""
     pdl_wait(PDL)
     rn = tl.program_id(0) * BN + tl.arange(0, BN)

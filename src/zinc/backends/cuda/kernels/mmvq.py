@@ -61,7 +61,7 @@ def _dot4(a, b, SIGNED: tl.constexpr, ASM: tl.constexpr):
 
 @triton.jit
 def quantize_kernel(x, w, res, sum_out, out, xq, xd, xs, K, eps, NB: tl.constexpr, NORM: tl.constexpr,
-                    HAS_W: tl.constexpr, HAS_RES: tl.constexpr, KP: tl.constexpr, PDL: tl.constexpr = 0):
+                    HAS_W: tl.constexpr, HAS_RES: tl.constexpr, KP: tl.constexpr, PDL: tl.constexpr = False):
     """x (T, K) f32 -> xq (T, K/4) i32, xd (T, K/32, 2) f32 [d, d * sum of the block's q],
     xs (T, K/16) f32 (d * sum of q per 16 values); grid (cdiv(K/32, NB), T).
 
@@ -392,7 +392,7 @@ def _part_t(a, b, c, d, xqt, xdt, xst, r, u, K, QT: tl.constexpr, ASM: tl.conste
 @triton.jit
 def mmvq_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, QT: tl.constexpr, BN: tl.constexpr,
                 NG: tl.constexpr, KS: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr, ACT: tl.constexpr,
-                V: tl.constexpr = 0, U: tl.constexpr = 1, PDL: tl.constexpr = 0, LN: tl.constexpr = 1):
+                V: tl.constexpr = 0, U: tl.constexpr = 1, PDL: tl.constexpr = False, LN: tl.constexpr = 1):
     """grid (cdiv(N, BN), T * KS): out[t, rows] (+)= W[rows] . x[t]; with KS > 1 the KS programs of a
     row block take every KS-th step of K and add atomically into a zeroed out. ACT >= 0 (KS 1):
     out = act(W . x) * (W2 . x), W2 (a2..d2) a second weight of the same type and shape (a GLU).
@@ -403,7 +403,7 @@ def mmvq_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, QT: tl.co
     ks = tl.program_id(1) % KS
     rn = tl.program_id(0) * BN + tl.arange(0, BN)
     r = tl.where(rn < N, rn, 0).to(tl.int64)
-    if PDL > 0:
+    if PDL:
         RW: tl.constexpr = 4 if QT == 8 else 8  # K / RW int32 words a row of `a`
         prefetch_rows(a, r, K // RW, LN)
         if QT == 14:
@@ -492,13 +492,13 @@ def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple
         xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, n, k, out.stride(0), QT=qtype, BN=bn, NG=ng, KS=ks,
         ASM=xq.is_cuda, EVEN=k % (unit * ng * ks * unroll) == 0, ACT=glu[1] if glu else -1, V=var, U=unroll,
         num_warps=nw, num_stages=st[0] if st else 3,
-        LN=triton.next_power_of_2(max(1, k // (4 if qtype == 8 else 8) // 32)), **pdl(xq, matvec=True))
+        LN=triton.next_power_of_2(max(1, k // (4 if qtype == 8 else 8) // 32)), **pdl(xq))
 
 
 @triton.jit
 def mmvq_experts_kernel(xq, xd, xs, ids, out, a, b, c, d, a2, b2, c2, d2, bias, bias2, N, K, XDIV, ES, UO,
                         QT: tl.constexpr, BN: tl.constexpr, NG: tl.constexpr, ASM: tl.constexpr,
-                        EVEN: tl.constexpr, ACT: tl.constexpr, HAS_BIAS: tl.constexpr, PDL: tl.constexpr = 0):
+                        EVEN: tl.constexpr, ACT: tl.constexpr, HAS_BIAS: tl.constexpr, PDL: tl.constexpr = False):
     """grid (cdiv(N, BN), P), P = T * NSEL (token, slot) pairs: pair p reads x row p // XDIV (XDIV =
     NSEL: one x per token, 1: one per pair) and expert e = ids[p], rows e * ES + [0, N) of the stack;
     out[p, rows] = W_e[rows] . x (+ bias[e * ES + rows]). ACT >= 0: out = act(W_e . x + bias) *

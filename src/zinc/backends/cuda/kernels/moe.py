@@ -20,7 +20,7 @@ GATINGS = {"softmax": 0, "sigmoid": 1, "softmax_weight": 2}
 
 @triton.jit
 def router_kernel(logits, ids, w, E, K, w_scale, GATING: tl.constexpr, NORM: tl.constexpr, BE: tl.constexpr,
-                  BK: tl.constexpr, PDL: tl.constexpr = 0):
+                  BK: tl.constexpr, PDL: tl.constexpr = False):
     """Row t of logits (T, E) -> ids[t] (K,) int32, w[t] (K,) f32; grid (T,). GATING 0 softmax,
     1 sigmoid, 2 softmax_weight (probabilities are the logits, the weights a softmax of the K)."""
     pdl_wait(PDL)
@@ -75,7 +75,7 @@ def router_topk(logits: torch.Tensor, k: int, gating: str, norm_w: bool, w_scale
 
 @triton.jit
 def weighted_sum_kernel(x, w, sh, g, out, K, D, BD: tl.constexpr, SHARED: tl.constexpr, GATED: tl.constexpr,
-                        PDL: tl.constexpr = 0):
+                        PDL: tl.constexpr = False):
     """out[t, d] = sum_j x[t, j, d] * w[t, j] (j in order) for x (T, K, D), w (T, K); grid (T, cdiv(D, BD)).
     SHARED: + sh[t, d] (a shared expert's output), times sigmoid(g[t]) with GATED."""
     pdl_wait(PDL)

@@ -151,7 +151,7 @@ def _tile(a, b, c, d, r, kb, K, QT: tl.constexpr):
 @triton.jit
 def dequant_kernel(out, rows, a, b, c, d, N, K, so,
                    QT: tl.constexpr, G: tl.constexpr, L: tl.constexpr, BN: tl.constexpr,
-                   HAS_ROWS: tl.constexpr, PDL: tl.constexpr = 0):
+                   HAS_ROWS: tl.constexpr, PDL: tl.constexpr = False):
     """out[n, :] = W[rows[n], :] (or W[n, :]); grid (cdiv(N, BN), cdiv(K, 256)); out f16 or f32."""
     pdl_wait(PDL)
     rn = tl.program_id(0) * BN + tl.arange(0, BN)

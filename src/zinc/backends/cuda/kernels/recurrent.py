@@ -31,7 +31,7 @@ CONV_BC = 256  # channels per program of `conv1d_kernel`
 
 @triton.jit(do_not_specialize=["T"])  # T = 1 stays a runtime value: the window-row tests are on tensors
 def conv1d_kernel(x, state, w, out, T, C, K: tl.constexpr, BC: tl.constexpr, SILU: tl.constexpr = False,
-                  PDL: tl.constexpr = 0):
+                  PDL: tl.constexpr = False):
     """Depthwise causal conv over the window [state (K-1, C), x (T, C)] (oldest first):
     out[t, c] = sum_j win[t + j, c] * w[c, j] in tap order (then silu(out) with SILU); then
     state = win[T:]; grid (cdiv(C, BC),).
@@ -84,7 +84,7 @@ def _tiled(x: torch.Tensor, n_v: int) -> torch.Tensor:
 
 @triton.jit
 def delta_rule_kernel(q, k, v, g, beta, state, out, T, HK, HV, SK, SV, scale, dt_bias, a_log, eps,
-                      BK: tl.constexpr, BV: tl.constexpr, RAW: tl.constexpr = False, PDL: tl.constexpr = 0):
+                      BK: tl.constexpr, BV: tl.constexpr, RAW: tl.constexpr = False, PDL: tl.constexpr = False):
     """The delta rule over T tokens for value head h and state columns [jb*BV, jb*BV + BV); grid (Hv,
     cdiv(SV, BV)). q, k (T, HK, SK) (v-head h reads k-head h % HK), v (T, HV, SV), g, beta (T, HV),
     state (HV, SK, SV) in place, out (T, HV, SV). Per token: s *= exp(g); d = beta (v - s^T k);
@@ -151,7 +151,7 @@ def delta_net_step(q, k, v, alpha, b, dt_bias, a, state: torch.Tensor, eps: floa
 
 @triton.jit
 def gated_norm_kernel(x, w, z, out, N, eps, H, xq, xd, xs, BN: tl.constexpr, QUANT: tl.constexpr,
-                      NBQ: tl.constexpr, PDL: tl.constexpr = 0):
+                      NBQ: tl.constexpr, PDL: tl.constexpr = False):
     """Row r of x, z (R, N): out = x / sqrt(mean(x^2) + eps) * w * silu(z); grid (R,). With QUANT
     (N = NBQ * 32) the row is also written on 8 bits: blocks h * NBQ ... of the (R / H, H * N) activation
     row r // H, h = r % H (`mmvq.q8_store`), for the output projection's matvec."""
