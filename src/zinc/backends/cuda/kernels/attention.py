@@ -19,7 +19,6 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from zinc.backends.cuda.kernels import pdl, pdl_wait
 from zinc.backends.cuda.kernels.mmvq import q8_store
 
 NEG = tl.constexpr(-1.0e30)
@@ -54,9 +53,7 @@ def _mma(hi, lo, b, acc, KV16: tl.constexpr, EXACT: tl.constexpr):
 def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, scale, cap, window, NSPLIT,
                       R: tl.constexpr, D: tl.constexpr, DV: tl.constexpr, DP: tl.constexpr,
                       DVP: tl.constexpr, HKV: tl.constexpr, BM: tl.constexpr,
-                      BS: tl.constexpr, SOFTCAP: tl.constexpr, KV16: tl.constexpr, EXACT: tl.constexpr,
-                      PDL: tl.constexpr = False):
-    pdl_wait(PDL)
+                      BS: tl.constexpr, SOFTCAP: tl.constexpr, KV16: tl.constexpr, EXACT: tl.constexpr):
     pid = tl.program_id(0)
     sp = tl.program_id(1)
     nrb = tl.cdiv(T * R, BM)
@@ -106,11 +103,10 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
 @triton.jit
 def attn_combine_kernel(m_in, l_in, o_in, sinks, out, xq, xd, xs, HQ, NSPLIT: tl.constexpr, NSP: tl.constexpr,
                         DV: tl.constexpr, DVP: tl.constexpr, HAS_SINK: tl.constexpr, CH: tl.constexpr,
-                        QUANT: tl.constexpr, NBQ: tl.constexpr, PDL: tl.constexpr = False):
+                        QUANT: tl.constexpr, NBQ: tl.constexpr):
     """One output row: the max over the NSP (>= NSPLIT) splits' maxima, then their outputs CH at a time.
     With QUANT (DV = NBQ * 32) the row is also written on 8 bits for the output projection's matvec:
     blocks h * NBQ ... of the (T, HQ * DV) activation row t (`mmvq.q8_store`)."""
-    pdl_wait(PDL)
     row = tl.program_id(0)  # t * HQ + h
     sp = tl.arange(0, NSP)
     sm = sp < NSPLIT
@@ -168,10 +164,10 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
     attn_split_kernel[(hkv * triton.cdiv(t * r, bm), nsplit)](
         q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, R=r, D=d,
         DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap), KV16=k.element_size() == 2,
-        EXACT=exact, num_warps=warps, num_stages=stages, **pdl(q))
+        EXACT=exact, num_warps=warps, num_stages=stages)
     nsp, dvp = max(2, triton.next_power_of_2(nsplit)), triton.next_power_of_2(dv)
     xq, xd, xs = q8 if q8 is not None else (m, m, m)
     attn_combine_kernel[(t * hq,)](m, l, o, sinks if sinks is not None else m, out, xq, xd, xs, hq, NSPLIT=nsplit,
                                    NSP=nsp, DV=dv, DVP=dvp, HAS_SINK=sinks is not None,
                                    CH=min(nsp, max(2, 4096 // dvp)), QUANT=q8 is not None, NBQ=max(1, dv // 32),
-                                   num_warps=4 if nsp * dvp >= 4096 else 1, **pdl(q))
+                                   num_warps=4 if nsp * dvp >= 4096 else 1)

@@ -7,14 +7,11 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from zinc.backends.cuda.kernels import pdl, pdl_wait
-
 
 @triton.jit
 def rms_norm_kernel(x, w, out, res, sum_out, D, eps, HAS_W: tl.constexpr, HAS_RES: tl.constexpr,
-                    BD: tl.constexpr, PDL: tl.constexpr = False):
+                    BD: tl.constexpr):
     """out[r] = v / sqrt(mean(v^2) + eps) (* w) with v = x[r] (+ res[r], then stored to sum_out); grid (rows,)."""
-    pdl_wait(PDL)
     row = tl.program_id(0).to(tl.int64)
     o = tl.arange(0, BD)
     m = o < D
@@ -96,10 +93,8 @@ def _rope_heads(x, w, out, pos, c, t, h0, H, Dh, eps, mscale, slots, ck, cv, cpo
 @triton.jit
 def rope_kernel(x, w, pos, c, out, slots, ck, cv, cpos, v, H, Dh, S, DV, eps, mscale, NDIMS: tl.constexpr,
                 NEOX: tl.constexpr, NORM: tl.constexpr, HAS_W: tl.constexpr, KV: tl.constexpr,
-                FROM_POS: tl.constexpr, BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr, BV: tl.constexpr,
-                PDL: tl.constexpr = False):
+                FROM_POS: tl.constexpr, BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr, BV: tl.constexpr):
     """`_rope_heads` of x (T, H, Dh) into out (and the cache with KV); grid (T, cdiv(H, BH))."""
-    pdl_wait(PDL)
     _rope_heads(x, w, out, pos, c, tl.program_id(0), tl.program_id(1) * BH, H, Dh, eps, mscale, slots, ck, cv,
                 cpos, v, S, DV, NDIMS, NEOX, NORM, HAS_W, True, KV, FROM_POS, BH, HP, DP, BV)
 
@@ -107,12 +102,10 @@ def rope_kernel(x, w, pos, c, out, slots, ck, cv, cpos, v, H, Dh, S, DV, eps, ms
 @triton.jit
 def rope_qk_kernel(q, qw, qout, k, kw, pos, c, slots, ck, cv, cpos, v, HQ, HK, Dh, S, DV, eps, mscale,
                    NDIMS: tl.constexpr, NEOX: tl.constexpr, QNORM: tl.constexpr, KNORM: tl.constexpr,
-                   FROM_POS: tl.constexpr, BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr, BV: tl.constexpr,
-                   PDL: tl.constexpr = False):
+                   FROM_POS: tl.constexpr, BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr, BV: tl.constexpr):
     """q (T, HQ, Dh) and k (T, HK, Dh) in one launch, grid (T, cdiv(HQ, BH) + cdiv(HK, BH)): the
     first blocks of heads rope q into qout, the rest rope k into the cache cells (with v beside it).
     QNORM / KNORM: that side is first RMS-normed per head and times its weight qw / kw (Dh,)."""
-    pdl_wait(PDL)
     t = tl.program_id(0)
     b = tl.program_id(1)
     nq = tl.cdiv(HQ, BH)
@@ -141,9 +134,8 @@ def glu_act(a, b, ACT: tl.constexpr):
 
 
 @triton.jit
-def glu_kernel(g, u, out, n, ACT: tl.constexpr, BLOCK: tl.constexpr, PDL: tl.constexpr = False):
+def glu_kernel(g, u, out, n, ACT: tl.constexpr, BLOCK: tl.constexpr):
     """out = act(g) * u elementwise (see `glu_act`); grid (cdiv(n, BLOCK),)."""
-    pdl_wait(PDL)
     o = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     m = o < n
     a = tl.load(g + o, mask=m, other=0.0)
@@ -161,14 +153,13 @@ def rms_norm(x, w, eps: float, out, res=None, sum_out=None) -> None:
     rms_norm_kernel[(rows,)](x, w if w is not None else x, out, res if res is not None else x,
                              sum_out if sum_out is not None else out, d, eps, HAS_W=w is not None,
                              HAS_RES=res is not None, BD=triton.next_power_of_2(d),
-                             num_warps=4 if d >= 1024 else 1, **pdl(x))
+                             num_warps=4 if d >= 1024 else 1)
 
 
 @triton.jit
 def kv_write_kernel(k, v, pos, slots, ck, cv, cpos, S, NK, NV, FROM_POS: tl.constexpr, BK: tl.constexpr,
-                    BV: tl.constexpr, PDL: tl.constexpr = False):
+                    BV: tl.constexpr):
     """Cell c of token t (slots[t], or pos[t] % S): ck[c] = k[t], cv[c] = v[t], cpos[c] = pos[t]; grid (T,)."""
-    pdl_wait(PDL)
     t = tl.program_id(0)
     p = tl.load(pos + t)
     if FROM_POS:
@@ -190,7 +181,7 @@ def kv_write(k, v, pos, slots, ck, cv, cpos, from_pos: bool) -> None:
     nk, nv = k[0].numel(), v[0].numel()
     kv_write_kernel[(t,)](k, v, pos, slots if slots is not None else pos, ck, cv, cpos, ck.shape[0], nk, nv,
                           FROM_POS=from_pos, BK=triton.next_power_of_2(nk), BV=triton.next_power_of_2(nv),
-                          num_warps=4, **pdl(k))
+                          num_warps=4)
 
 
 ROPE_BLOCK = 256  # elements (heads x padded head dim) per program of the rope kernels
@@ -220,7 +211,7 @@ def rope(x, pos, c, mscale: float, n_dims: int, neox: bool, out, norm_w=None, ep
     rope_kernel[(t, triton.cdiv(h, meta["BH"]))](
         x, norm_w if norm_w is not None else x, pos, c, out, slots if slots is not None else pos, ck, cv, cpos, v, h,
         dh, ck.shape[0], dv, eps, mscale, NDIMS=n_dims, NEOX=neox, NORM=norm, HAS_W=norm_w is not None,
-        KV=kv is not None, FROM_POS=from_pos, num_warps=warps, **meta, **pdl(x))
+        KV=kv is not None, FROM_POS=from_pos, num_warps=warps, **meta)
 
 
 def rope_qk(q, k, pos, c, mscale: float, n_dims: int, neox: bool, q_out, kv, q_w=None, k_w=None,
@@ -238,9 +229,9 @@ def rope_qk(q, k, pos, c, mscale: float, n_dims: int, neox: bool, q_out, kv, q_w
         q, q_w if q_w is not None else q, q_out, k, k_w if k_w is not None else k, pos, c,
         slots if slots is not None else pos, ck, cv, cpos, v, hq, hk, dh, ck.shape[0], dv, eps, mscale,
         NDIMS=n_dims, NEOX=neox, QNORM=q_w is not None, KNORM=k_w is not None, FROM_POS=from_pos,
-        num_warps=warps, **meta, **pdl(q))
+        num_warps=warps, **meta)
 
 
 def glu(g, u, act: str, out, block: int = 1024) -> None:
     n = g.numel()
-    glu_kernel[(triton.cdiv(n, block),)](g, u, out, n, ACT=GLU_ACTS[act], BLOCK=block, num_warps=4, **pdl(g))
+    glu_kernel[(triton.cdiv(n, block),)](g, u, out, n, ACT=GLU_ACTS[act], BLOCK=block, num_warps=4)

@@ -13,17 +13,13 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from zinc.backends.cuda.kernels import pdl, pdl_wait
-
 from zinc.backends.cuda.kernels.quant import QK, TILE, _tile
 
 
 @triton.jit
 def gmv_kernel(out, x, ids, a, b, c, d, N, K, NSEL, sxt, sxj,
-               QT: tl.constexpr, G: tl.constexpr, L: tl.constexpr, BN: tl.constexpr, HAS_IDS: tl.constexpr,
-               PDL: tl.constexpr = False):
+               QT: tl.constexpr, G: tl.constexpr, L: tl.constexpr, BN: tl.constexpr, HAS_IDS: tl.constexpr):
     """Grid (cdiv(N, BN), P): program (i, p) writes out[p, i*BN : (i+1)*BN] (P = T, or T*NSEL with ids)."""
-    pdl_wait(PDL)
     rn = tl.program_id(0) * BN + tl.arange(0, BN)
     p = tl.program_id(1).to(tl.int64)
     rc = tl.where(rn < N, rn, 0).to(tl.int64)
@@ -44,9 +40,8 @@ def gmv_kernel(out, x, ids, a, b, c, d, N, K, NSEL, sxt, sxj,
 
 
 @triton.jit
-def dense_mv_kernel(out, x, w, N, K, sxt, BN: tl.constexpr, BK: tl.constexpr, PDL: tl.constexpr = False):
+def dense_mv_kernel(out, x, w, N, K, sxt, BN: tl.constexpr, BK: tl.constexpr):
     """Grid (cdiv(N, BN), T): out[t, BN rows] = w[rows] . x[t], f32 math on f32/f16/bf16 weights."""
-    pdl_wait(PDL)
     rn = tl.program_id(0) * BN + tl.arange(0, BN)
     t = tl.program_id(1).to(tl.int64)
     r = tl.where(rn < N, rn, 0).to(tl.int64)
@@ -65,7 +60,7 @@ def dense_matvec(x, w, out, bn: int = 2, bk: int = 512) -> None:
     n, k = w.shape
     bk = min(bk, max(16, triton.next_power_of_2(k)))
     dense_mv_kernel[(triton.cdiv(n, bn), x.shape[0])](out, x, w, n, k, x.stride(0), BN=bn, BK=bk,
-                                                      num_warps=4 if bn * bk >= 512 else 1, **pdl(x))
+                                                      num_warps=4 if bn * bk >= 512 else 1)
 
 
 def _ptrs(parts):
@@ -83,8 +78,7 @@ def matvec(x, parts, qtype: int, n: int, k: int, out, bn: int = 0, num_warps: in
     bn = _bn(bn, x)
     a, b, c, d = _ptrs(parts)
     gmv_kernel[(triton.cdiv(n, bn), x.shape[0])](out, x, out, a, b, c, d, n, k, 1, x.stride(0), 0,
-                                                 QT=qtype, G=g, L=l, BN=bn, HAS_IDS=False, num_warps=num_warps,
-                                                 **pdl(x))
+                                                 QT=qtype, G=g, L=l, BN=bn, HAS_IDS=False, num_warps=num_warps)
 
 
 def matvec_experts(x, parts, qtype: int, n: int, k: int, ids, out, bn: int = 0, num_warps: int = 4) -> None:
@@ -95,8 +89,7 @@ def matvec_experts(x, parts, qtype: int, n: int, k: int, ids, out, bn: int = 0, 
     t, nsel = ids.shape
     sxj = x.stride(1) if x.dim() == 3 else 0
     gmv_kernel[(triton.cdiv(n, bn), t * nsel)](out, x, ids, a, b, c, d, n, k, nsel, x.stride(0), sxj,
-                                               QT=qtype, G=g, L=l, BN=bn, HAS_IDS=True, num_warps=num_warps,
-                                               **pdl(x))
+                                               QT=qtype, G=g, L=l, BN=bn, HAS_IDS=True, num_warps=num_warps)
 
 
 __all__ = ["QK", "dense_matvec", "matvec", "matvec_experts"]

@@ -34,7 +34,6 @@ import torch
 import triton
 import triton.language as tl
 
-from zinc.backends.cuda.kernels import pdl, pdl_wait, prefetch_rows
 from zinc.backends.cuda.kernels.elementwise import glu_act
 
 M4 = tl.constexpr(0x0F0F0F0F)  # the low nibble of each byte
@@ -61,7 +60,7 @@ def _dot4(a, b, SIGNED: tl.constexpr, ASM: tl.constexpr):
 
 @triton.jit
 def quantize_kernel(x, w, res, sum_out, out, xq, xd, xs, K, eps, NB: tl.constexpr, NORM: tl.constexpr,
-                    HAS_W: tl.constexpr, HAS_RES: tl.constexpr, KP: tl.constexpr, PDL: tl.constexpr = False):
+                    HAS_W: tl.constexpr, HAS_RES: tl.constexpr, KP: tl.constexpr):
     """x (T, K) f32 -> xq (T, K/4) i32, xd (T, K/32, 2) f32 [d, d * sum of the block's q],
     xs (T, K/16) f32 (d * sum of q per 16 values); grid (cdiv(K/32, NB), T).
 
@@ -69,7 +68,6 @@ def quantize_kernel(x, w, res, sum_out, out, xq, xd, xs, K, eps, NB: tl.constexp
     sum_out with HAS_RES, times w with HAS_W), stored to out, and that is what gets quantized: each
     program reads the whole row (KP >= K values, from L2 after the first) for the sum of squares
     and normalizes its own NB blocks, so a one-token row is spread over several programs."""
-    pdl_wait(PDL)
     t = tl.program_id(1)
     b = tl.program_id(0) * NB + tl.arange(0, NB)
     ok = b < K // 32
@@ -128,7 +126,7 @@ def quantize_x(x: torch.Tensor, nb: int = 8) -> tuple[torch.Tensor, torch.Tensor
     t, k = x.shape
     xqt = q8_buffers(t, k, x.device)
     quantize_kernel[(triton.cdiv(k // 32, nb), t)](x, x, x, x, x, *xqt, k, 0.0, NB=nb, NORM=False, HAS_W=False,
-                                                   HAS_RES=False, KP=1, num_warps=2, **pdl(x))
+                                                   HAS_RES=False, KP=1, num_warps=2)
     return xqt
 
 
@@ -143,7 +141,7 @@ def norm_quantize(x: torch.Tensor, w, eps: float, out: torch.Tensor, res=None, s
     quantize_kernel[(triton.cdiv(k // 32, nb), t)](
         x, w if w is not None else x, res if res is not None else x, sum_out if sum_out is not None else x, out,
         *xqt, k, eps, NB=nb, NORM=True, HAS_W=w is not None, HAS_RES=res is not None,
-        KP=triton.next_power_of_2(k), num_warps=4 if k >= 1024 else 1, **pdl(x))
+        KP=triton.next_power_of_2(k), num_warps=4 if k >= 1024 else 1)
     return xqt
 
 
@@ -392,25 +390,16 @@ def _part_t(a, b, c, d, xqt, xdt, xst, r, u, K, QT: tl.constexpr, ASM: tl.conste
 @triton.jit
 def mmvq_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, QT: tl.constexpr, BN: tl.constexpr,
                 NG: tl.constexpr, KS: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr, ACT: tl.constexpr,
-                V: tl.constexpr = 0, U: tl.constexpr = 1, PDL: tl.constexpr = False, LN: tl.constexpr = 1):
+                V: tl.constexpr = 0, U: tl.constexpr = 1):
     """grid (cdiv(N, BN), T * KS): out[t, rows] (+)= W[rows] . x[t]; with KS > 1 the KS programs of a
     row block take every KS-th step of K and add atomically into a zeroed out. ACT >= 0 (KS 1):
     out = act(W . x) * (W2 . x), W2 (a2..d2) a second weight of the same type and shape (a GLU).
     V = 1 (Q4_K, Q6_K): the per-thread partials of `_part_t` (see `_part_q4k_t`), U steps of NG units
-    per loop trip (unrolled: U steps' weight loads in flight at once). PDL: the rows' main weight
-    array (and Q6_K's high bits) is requested from the L2 before waiting for the previous kernel."""
+    per loop trip (unrolled: U steps' weight loads in flight at once)."""
     t = tl.program_id(1) // KS
     ks = tl.program_id(1) % KS
     rn = tl.program_id(0) * BN + tl.arange(0, BN)
     r = tl.where(rn < N, rn, 0).to(tl.int64)
-    if PDL:
-        RW: tl.constexpr = 4 if QT == 8 else 8  # K / RW int32 words a row of `a`
-        prefetch_rows(a, r, K // RW, LN)
-        if QT == 14:
-            prefetch_rows(b, r, K // 16, LN // 2)
-        if ACT >= 0:
-            prefetch_rows(a2, r, K // RW, LN)
-    pdl_wait(PDL)
     xqt, xdt, xst = xq + t * (K // 4), xd + t * (K // 16), xs + t * (K // 16)
     if QT == 8 or QT == 39:
         units = K // 32
@@ -491,19 +480,18 @@ def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple
     mmvq_kernel[(triton.cdiv(n, bn), xq.shape[0] * ks)](
         xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, n, k, out.stride(0), QT=qtype, BN=bn, NG=ng, KS=ks,
         ASM=xq.is_cuda, EVEN=k % (unit * ng * ks * unroll) == 0, ACT=glu[1] if glu else -1, V=var, U=unroll,
-        num_warps=nw, num_stages=st[0] if st else 3,
-        LN=triton.next_power_of_2(max(1, k // (4 if qtype == 8 else 8) // 32)), **pdl(xq))
+        num_warps=nw,
+        num_stages=st[0] if st else 3)
 
 
 @triton.jit
 def mmvq_experts_kernel(xq, xd, xs, ids, out, a, b, c, d, a2, b2, c2, d2, bias, bias2, N, K, XDIV, ES, UO,
                         QT: tl.constexpr, BN: tl.constexpr, NG: tl.constexpr, ASM: tl.constexpr,
-                        EVEN: tl.constexpr, ACT: tl.constexpr, HAS_BIAS: tl.constexpr, PDL: tl.constexpr = False):
+                        EVEN: tl.constexpr, ACT: tl.constexpr, HAS_BIAS: tl.constexpr):
     """grid (cdiv(N, BN), P), P = T * NSEL (token, slot) pairs: pair p reads x row p // XDIV (XDIV =
     NSEL: one x per token, 1: one per pair) and expert e = ids[p], rows e * ES + [0, N) of the stack;
     out[p, rows] = W_e[rows] . x (+ bias[e * ES + rows]). ACT >= 0: out = act(W_e . x + bias) *
     (W2_e . x + bias2), W2's rows (and bias2's) of expert e at e * ES + UO."""
-    pdl_wait(PDL)
     p = tl.program_id(1)
     e = tl.load(ids + p).to(tl.int64)
     rn = tl.program_id(0) * BN + tl.arange(0, BN)
@@ -578,4 +566,4 @@ def matvec_experts(xqt, parts, qtype: int, n: int, k: int, ids: torch.Tensor, ou
     mmvq_experts_kernel[(triton.cdiv(n, bn), t * nsel)](
         xq, xd, xs, ids, out, a, b, c, d, a2, b2, c2, d2, b1, b2_, n, k, xdiv, es, uo, QT=qtype, BN=bn, NG=ng,
         ASM=xq.is_cuda, EVEN=k % (unit * ng) == 0, ACT=glu[1] if glu else -1, HAS_BIAS=bool(bias), num_warps=nw,
-        num_stages=st[0] if st else 3, **pdl(xq))
+        num_stages=st[0] if st else 3)

@@ -13,17 +13,14 @@ import torch
 import triton
 import triton.language as tl
 
-from zinc.backends.cuda.kernels import pdl, pdl_wait
-
 GATINGS = {"softmax": 0, "sigmoid": 1, "softmax_weight": 2}
 
 
 @triton.jit
 def router_kernel(logits, ids, w, E, K, w_scale, GATING: tl.constexpr, NORM: tl.constexpr, BE: tl.constexpr,
-                  BK: tl.constexpr, PDL: tl.constexpr = False):
+                  BK: tl.constexpr):
     """Row t of logits (T, E) -> ids[t] (K,) int32, w[t] (K,) f32; grid (T,). GATING 0 softmax,
     1 sigmoid, 2 softmax_weight (probabilities are the logits, the weights a softmax of the K)."""
-    pdl_wait(PDL)
     t = tl.program_id(0).to(tl.int64)
     e = tl.arange(0, BE)
     em = e < E
@@ -68,17 +65,14 @@ def router_topk(logits: torch.Tensor, k: int, gating: str, norm_w: bool, w_scale
     scale = float(w_scale) if w_scale and w_scale != 1.0 else 1.0
     be = triton.next_power_of_2(E)
     router_kernel[(T,)](logits, ids, w, E, k, scale, GATING=GATINGS[gating], NORM=bool(norm_w), BE=be,
-                        BK=triton.next_power_of_2(k), num_warps=4 if be >= 1024 else 1,
-                        **pdl(logits))
+                        BK=triton.next_power_of_2(k), num_warps=4 if be >= 1024 else 1)
     return ids, w
 
 
 @triton.jit
-def weighted_sum_kernel(x, w, sh, g, out, K, D, BD: tl.constexpr, SHARED: tl.constexpr, GATED: tl.constexpr,
-                        PDL: tl.constexpr = False):
+def weighted_sum_kernel(x, w, sh, g, out, K, D, BD: tl.constexpr, SHARED: tl.constexpr, GATED: tl.constexpr):
     """out[t, d] = sum_j x[t, j, d] * w[t, j] (j in order) for x (T, K, D), w (T, K); grid (T, cdiv(D, BD)).
     SHARED: + sh[t, d] (a shared expert's output), times sigmoid(g[t]) with GATED."""
-    pdl_wait(PDL)
     t = tl.program_id(0).to(tl.int64)
     d = tl.program_id(1) * BD + tl.arange(0, BD)
     dm = d < D
@@ -103,5 +97,5 @@ def weighted_sum(x: torch.Tensor, w: torch.Tensor, shared: torch.Tensor | None =
     g = gate.float().contiguous() if gate is not None else out
     bd = min(256, triton.next_power_of_2(D))
     weighted_sum_kernel[(T, triton.cdiv(D, bd))](x, w, sh, g, out, K, D, BD=bd, SHARED=shared is not None,
-                                                 GATED=gate is not None, num_warps=2, **pdl(x))
+                                                 GATED=gate is not None, num_warps=2)
     return out

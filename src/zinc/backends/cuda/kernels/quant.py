@@ -24,8 +24,6 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from zinc.backends.cuda.kernels import pdl, pdl_wait
-
 QK = 256  # values per super-block (a K-quant block, or 8 Q8_0 blocks)
 
 
@@ -151,9 +149,8 @@ def _tile(a, b, c, d, r, kb, K, QT: tl.constexpr):
 @triton.jit
 def dequant_kernel(out, rows, a, b, c, d, N, K, so,
                    QT: tl.constexpr, G: tl.constexpr, L: tl.constexpr, BN: tl.constexpr,
-                   HAS_ROWS: tl.constexpr, PDL: tl.constexpr = False):
+                   HAS_ROWS: tl.constexpr):
     """out[n, :] = W[rows[n], :] (or W[n, :]); grid (cdiv(N, BN), cdiv(K, 256)); out f16 or f32."""
-    pdl_wait(PDL)
     rn = tl.program_id(0) * BN + tl.arange(0, BN)
     kb = tl.program_id(1)
     rc = tl.where(rn < N, rn, 0)
@@ -179,4 +176,4 @@ def dequant(parts, qtype: int, n: int, k: int, out, rows=None, bn: int = 0, num_
     a, b, c, d = (list(parts) + [parts[0]] * 4)[:4]
     dequant_kernel[(triton.cdiv(n, bn), triton.cdiv(k, QK))](
         out, rows if rows is not None else out, a, b, c, d, n, k, out.stride(0),
-        QT=qtype, G=g, L=l, BN=bn, HAS_ROWS=rows is not None, num_warps=num_warps, **pdl(out))
+        QT=qtype, G=g, L=l, BN=bn, HAS_ROWS=rows is not None, num_warps=num_warps)

@@ -20,8 +20,6 @@ import torch
 import triton
 import triton.language as tl
 
-from zinc.backends.cuda.kernels import pdl, pdl_wait
-
 from zinc.backends.cuda.kernels.mmvq import q8_store
 
 CONV_MAX_T = 64  # up to this many tokens conv1d runs `conv1d_kernel` (one program walks all the tokens)
@@ -30,13 +28,11 @@ CONV_BC = 256  # channels per program of `conv1d_kernel`
 
 
 @triton.jit(do_not_specialize=["T"])  # T = 1 stays a runtime value: the window-row tests are on tensors
-def conv1d_kernel(x, state, w, out, T, C, K: tl.constexpr, BC: tl.constexpr, SILU: tl.constexpr = False,
-                  PDL: tl.constexpr = False):
+def conv1d_kernel(x, state, w, out, T, C, K: tl.constexpr, BC: tl.constexpr, SILU: tl.constexpr = False):
     """Depthwise causal conv over the window [state (K-1, C), x (T, C)] (oldest first):
     out[t, c] = sum_j win[t + j, c] * w[c, j] in tap order (then silu(out) with SILU); then
     state = win[T:]; grid (cdiv(C, BC),).
     Each program owns its channels, so the window is read before it is shifted in place."""
-    pdl_wait(PDL)
     c = tl.program_id(0) * BC + tl.arange(0, BC)
     cm = c < C
     for t in range(T):
@@ -66,7 +62,7 @@ def conv1d_causal(x: torch.Tensor, state: torch.Tensor, w: torch.Tensor, silu: b
         C = x.shape[1]
         out = torch.empty((T, C), dtype=torch.float32, device=x.device)
         conv1d_kernel[(triton.cdiv(C, CONV_BC),)](x, state, w, out, T, C, K=K, BC=CONV_BC, SILU=bool(silu),
-                                                  num_warps=2, **pdl(x))
+                                                  num_warps=2)
         return out
     win = torch.cat([state, x.float()], dim=0)  # (T + K - 1, C), oldest first
     y = win[0:T] * w[:, 0]
@@ -84,7 +80,7 @@ def _tiled(x: torch.Tensor, n_v: int) -> torch.Tensor:
 
 @triton.jit
 def delta_rule_kernel(q, k, v, g, beta, state, out, T, HK, HV, SK, SV, scale, dt_bias, a_log, eps,
-                      BK: tl.constexpr, BV: tl.constexpr, RAW: tl.constexpr = False, PDL: tl.constexpr = False):
+                      BK: tl.constexpr, BV: tl.constexpr, RAW: tl.constexpr = False):
     """The delta rule over T tokens for value head h and state columns [jb*BV, jb*BV + BV); grid (Hv,
     cdiv(SV, BV)). q, k (T, HK, SK) (v-head h reads k-head h % HK), v (T, HV, SV), g, beta (T, HV),
     state (HV, SK, SV) in place, out (T, HV, SV). Per token: s *= exp(g); d = beta (v - s^T k);
@@ -92,7 +88,6 @@ def delta_rule_kernel(q, k, v, g, beta, state, out, T, HK, HV, SK, SV, scale, dt
     RAW: g holds alpha and beta its logit, q and k are not normalized; per token the kernel takes
     g = softplus(alpha + dt_bias[h]) * a_log[h], beta = sigmoid(beta) and q, k = l2_norm(q, k) as
     `BaseOps.delta_net_step` does (x / sqrt(sum x^2 / SK + eps / SK) / sqrt(SK))."""
-    pdl_wait(PDL)
     h = tl.program_id(0)
     hk = h % HK
     i = tl.arange(0, BK)
@@ -137,8 +132,7 @@ def _delta_step(q, k, v, g, beta, state: torch.Tensor, raw: tuple | None = None)
                                                           raw[1].float().contiguous(), float(raw[2]))
     delta_rule_kernel[(Hv, triton.cdiv(Sv, bv))](q, k, v, g, beta, state, out, T, Hk, Hv, Sk, Sv,
                                                   1.0 / math.sqrt(Sv), dt_bias, a_log, eps, BK=bk, BV=bv,
-                                                  RAW=raw is not None, num_warps=4 if bk * bv >= 2048 else 2,
-                                                  **pdl(q))
+                                                  RAW=raw is not None, num_warps=4 if bk * bv >= 2048 else 2)
     return out
 
 
@@ -151,11 +145,10 @@ def delta_net_step(q, k, v, alpha, b, dt_bias, a, state: torch.Tensor, eps: floa
 
 @triton.jit
 def gated_norm_kernel(x, w, z, out, N, eps, H, xq, xd, xs, BN: tl.constexpr, QUANT: tl.constexpr,
-                      NBQ: tl.constexpr, PDL: tl.constexpr = False):
+                      NBQ: tl.constexpr):
     """Row r of x, z (R, N): out = x / sqrt(mean(x^2) + eps) * w * silu(z); grid (R,). With QUANT
     (N = NBQ * 32) the row is also written on 8 bits: blocks h * NBQ ... of the (R / H, H * N) activation
     row r // H, h = r % H (`mmvq.q8_store`), for the output projection's matvec."""
-    pdl_wait(PDL)
     r = tl.program_id(0).to(tl.int64)
     n = tl.arange(0, BN)
     m = n < N
@@ -180,8 +173,7 @@ def rms_norm_gated(x: torch.Tensor, w: torch.Tensor, eps: float, z: torch.Tensor
     H = x.shape[-2] if x.dim() >= 2 else 1
     xq, xd, xs = q8 if q8 is not None else (out, out, out)
     gated_norm_kernel[(x.numel() // N,)](x, w, z, out, N, float(eps), H, xq, xd, xs, BN=bn, QUANT=q8 is not None,
-                                         NBQ=max(1, N // 32), num_warps=4 if bn >= 1024 else 1,
-                                         **pdl(x))
+                                         NBQ=max(1, N // 32), num_warps=4 if bn >= 1024 else 1)
     return out
 
 
