@@ -3,15 +3,23 @@
 `python bench/vulkan_matvec_sweep.py` (no arguments) on a GPU; `--small --allow-cpu` runs small shapes on
 lavapipe. For each shape (Q4_K / Q6_K, random valid blocks) and each variant — the f32-activation kernels
 (`matvec`, `matvec_glu`) and the 8-bit-activation ones (`mvq`, `mvq_glu`) at several (L lanes per row,
-R rows per lane, S row slots per workgroup), 1 token, plus 2 and 4 tokens at the default shapes — the
-output is first compared with the NumPy backend on a subset of rows (the mvq kernels on the same 8-bit
-activations), then the dispatch is timed with GPU timestamps, rotating through enough weight copies
-that the L2 cache does not hold them. Also timed: the activation quantization (`quant_q8`, what an
-`mvq_glu` config without 8-bit output adds before the down projection) and the row norms.
+R rows per lane, S row slots per workgroup; the mvq ones each with and without XS: activation rows
+staged in workgroup memory first, VulkanOps.matvec_xs), 1 token, plus 2 and 4 tokens at the default
+shapes — the output is first compared with the NumPy backend on a subset of rows (the mvq kernels on the
+same 8-bit activations), then the dispatch is timed, rotating through enough weight copies that the L2
+cache does not hold them. Also timed: the activation quantization (`quant_q8`, what an `mvq_glu` config
+without 8-bit output adds before the down projection) and the row norms.
 
-Prints, per shape, the defaults and the best configs; then the matvec time of one Qwen3-8B Q4_K_M decode
-token (shape counts below) for the current defaults and for the best config per kernel. Writes every row
-to $OUT/vulkan_matvec_sweep.json when OUT is set (or to --json).
+Timing (--chain M, the default M = 64): M back-to-back dispatches of the variant recorded into one
+compute pass (each writes the same output, so each waits for the one before, as in a decode step) and
+submitted at once; (wall(M) - wall(1)) / (M - 1) of submit + wait, medians over --reps repeats: the cost
+per dispatch inside a step, fixed per-dispatch cost included, submit and readback excluded. --timestamps:
+the old mode, GPU timestamps written around every dispatch (which inflate each by several us on an H200).
+
+Prints, per shape, the defaults and the best configs; at the end a table per shape (default and best
+config) and the matvec time of one Qwen3-8B Q4_K_M decode token (shape counts below) for the current
+defaults and for the best configs. Writes every row to $OUT/vulkan_matvec_sweep.json when OUT is set (or
+to --json).
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from zinc.backends.cpu import CpuOps
-from zinc.backends.vulkan.ops import _GLU, MATVEC_CONFIG, VulkanOps
+from zinc.backends.vulkan.ops import _GLU, MATVEC_CONFIG, MATVEC_XS, VulkanOps
 from zinc.gguf.constants import GGMLType
 from zinc.gguf.quants import dequantize_rows
 from zinc.testing.compare import random_weight
@@ -38,29 +46,58 @@ SHAPES = [(False, Q4, 6144, 4096, 18), (False, Q4, 4096, 4096, 54), (False, Q4, 
           (False, Q6, 4096, 12288, 18), (False, Q6, 151936, 4096, 1)]
 SMALL = [(False, Q4, 96, 512, 1), (False, Q6, 64, 768, 1), (True, Q4, 256, 512, 1), (False, Q6, 1000, 256, 1)]
 F32_CONFIGS = [(32, 1, 2), (32, 2, 2), (16, 1, 4)]
-MVQ_CONFIGS = [(L, R, S) for L in (8, 16, 32) for R in (1, 2, 4) for S in (1, 2, 4, 8)]
+# workgroups of 32 .. 256 threads (S = 16: more rows share one staged copy of the activations, XS)
+MVQ_CONFIGS = [(L, R, S) for L, Ss in ((32, (1, 2, 4, 8)), (16, (2, 4, 8, 16)), (8, (4, 8, 16))) for R in (1, 2, 4)
+               for S in Ss]
 GLU_CONFIGS = [(32, 1, 4), (32, 2, 4), (32, 1, 8), (16, 2, 4), (32, 1, 32), (32, 2, 16), (32, 4, 8), (16, 2, 16),
-               (16, 4, 8), (16, 1, 32), (8, 4, 8)]
+               (16, 4, 8), (16, 1, 32), (8, 4, 8), (32, 2, 8), (16, 4, 16)]
 SMALL_CONFIGS = [(32, 1, 8), (16, 2, 16), (16, 2, 2)]
 CHECK_ROWS = 64  # rows compared with NumPy at each end of the output
 TOL = 1e-4  # normalized max error against NumPy on the same activations
 
 
 class Bench:
-    def __init__(self, ops: VulkanOps, reps: int, rotate_bytes: int) -> None:
-        self.ops, self.dev, self.reps, self.rotate = ops, ops.dev, reps, rotate_bytes
+    def __init__(self, ops: VulkanOps, reps: int, rotate_bytes: int, chain: int) -> None:
+        """chain: dispatches per timed submit (0: GPU timestamps instead)."""
+        self.ops, self.dev, self.reps, self.rotate, self.chain = ops, ops.dev, reps, rotate_bytes, chain
         self.cpu, self.rng, self.rows = CpuOps(), np.random.default_rng(0), []
+        self.sync = self.dev.buffer_from(np.zeros(4, np.float32))  # read back to wait for a submit
+        self.xs = (False, True)  # XS values tried for the q8 kernels
 
     def gpu_us(self, call: Any) -> float:
-        """Median-free mean GPU time of one dispatch of `call(i)` (timestamps around each dispatch)."""
+        """Time of one dispatch of `call(i)`: chained (see the module doc) or by timestamps (mean)."""
         for i in range(2):
             call(i)
         self.dev.flush()
+        if self.chain:
+            return self.chain_us(call)
         self.dev.start_profile()
         for i in range(self.reps):
             call(i)
         prof = self.dev.stop_profile()
         return sum(prof["ns"].values()) / max(1, sum(prof["count"].values())) / 1e3
+
+    def wall(self, call: Any, m: int) -> float:
+        """Seconds from submit to done of m dispatches call(0 .. m) recorded in one compute pass (the
+        ops' Device does not submit on its own: submit_every=0). The command buffer is finished before
+        the clock starts (wgpu-native encodes the commands there, ~1 us a dispatch of host time that a
+        decode step overlaps with the GPU), so this takes the Device's encoder and submits it itself."""
+        dev = self.dev
+        for i in range(m):
+            call(i)
+        dev._end_pass()
+        cb = dev._encoder.finish()
+        dev._encoder = None  # the read below flushes: the Device's per-step state is reset there
+        t0 = time.perf_counter()
+        dev.device.queue.submit([cb])
+        dev.read(self.sync, 4)  # queue order: done after every dispatch before it
+        return time.perf_counter() - t0
+
+    def chain_us(self, call: Any) -> float:
+        m = self.chain
+        big = float(np.median([self.wall(call, m) for _ in range(self.reps)]))
+        one = float(np.median([self.wall(call, 1) for _ in range(self.reps)]))
+        return (big - one) / (m - 1) * 1e6
 
     def shape(self, glu: bool, t: GGMLType, N: int, K: int, uses: int, configs: list, f32_configs: list) -> None:
         ops = self.ops
@@ -78,19 +115,24 @@ class Bench:
                     continue
                 kernel = ("mvq" if kind == "q8" else "matvec") + ("_glu" if glu else "")
                 cfgs = (configs if kind == "q8" else f32_configs) if T == 1 else [MATVEC_CONFIG[kernel]]
-                xs = _q8(x) if kind == "q8" else x
-                ref = xs @ deq[0].T
+                xv = _q8(x) if kind == "q8" else x
+                ref = xv @ deq[0].T
                 if glu:
-                    ref = self.cpu.glu(ref, xs @ deq[1].T, "silu")
+                    ref = self.cpu.glu(ref, xv @ deq[1].T, "silu")
                 for cfg in cfgs:
-                    self.run(label, uses, kernel, cfg, ws, x, T, N, ref, rows, nbytes, t, K)
+                    for xs in (self.xs if kind == "q8" else (False,)):
+                        self.run(label, uses, kernel, cfg, xs, ws, x, T, N, ref, rows, nbytes, t, K)
         if glu or K > 4096:  # what an mvq_glu config without 8-bit output adds: quantizing y for down
             self.aux("quant_q8", (N if glu else K), 1)
         print(self.summary_line(label), flush=True)
 
-    def run(self, label, uses, kernel, cfg, ws, x_np, T, N, ref, rows, nbytes, t, K) -> None:
+    def run(self, label, uses, kernel, cfg, xs, ws, x_np, T, N, ref, rows, nbytes, t, K) -> None:
         ops = self.ops
         ops.matvec[kernel] = cfg
+        if kernel in ops.matvec_xs:
+            ops.matvec_xs[kernel] = xs
+        if xs and not ops._mvq_xs(kernel, K, min(T, 4)):
+            return  # the rows do not fit the adapter's workgroup memory: the kernel without XS
         x, y = ops.from_numpy(x_np), ops._new((T, N))
         subs = {"EXPR": _GLU["silu"]} if kernel.endswith("glu") else {}
         q8 = kernel.startswith("mvq")
@@ -99,7 +141,8 @@ class Bench:
         def call(i: int) -> None:
             mv(kernel, x, ws[i % len(ws)], [y] if q8 else y, None, subs)
         row = {"shape": label, "type": t.name, "N": N, "K": K, "T": T, "uses": uses, "kernel": kernel,
-               "cfg": list(cfg), "default": tuple(cfg) == tuple(MATVEC_CONFIG[kernel]),
+               "cfg": list(cfg), "xs": xs,
+               "default": tuple(cfg) == tuple(MATVEC_CONFIG[kernel]) and xs == MATVEC_XS.get(kernel, False),
                "q8_out": kernel == "mvq_glu" and cfg[1] * cfg[2] % 32 == 0 and N % 256 == 0}
         try:
             call(0)
@@ -161,7 +204,12 @@ class Bench:
 def _fmt(r: dict | None) -> str:
     if r is None:
         return "-"
-    return f"{tuple(r['cfg'])} {r['us']:.1f} us {r['GBps']:.0f} GB/s" + ("" if r["ok"] else f" ERR {r.get('err')}")
+    return (f"{_cfg(r)} {r['us']:.1f} us {r['GBps']:.0f} GB/s"
+            + ("" if r["ok"] else f" ERR {r.get('err')}"))
+
+
+def _cfg(r: dict) -> str:
+    return f"{tuple(r['cfg'])}{' xs' if r.get('xs') else ''}"
 
 
 def _q8(x: np.ndarray) -> np.ndarray:
@@ -193,44 +241,95 @@ def per_token(rows: list[dict]) -> dict[str, Any]:
         "f32 default": total(lambda r: r["kernel"].startswith("matvec") and r["default"]),
         "q8 default": total(lambda r: r["kernel"].startswith("mvq") and r["default"]),
         "q8 best per shape": total(lambda r: r["kernel"].startswith("mvq"))}
-    best = {}
+    def single(kernel: str, key: tuple) -> dict[str, float]:
+        """shape -> cost of one config of a kernel as VulkanOps runs it: an XS config whose rows do not
+        fit the workgroup memory at a shape (no row) runs without XS there."""
+        c = {r["shape"]: cost(r) for r in one if r["kernel"] == kernel and _key(r) == (key[0], False)}
+        c.update({r["shape"]: cost(r) for r in one if r["kernel"] == kernel and _key(r) == key})
+        return c
+    best, picked = {}, {}
     for kernel in ("mvq", "mvq_glu"):
-        cfgs = {tuple(r["cfg"]) for r in one if r["kernel"] == kernel}
         ks = {(r["shape"], r["uses"]) for r in one if r["kernel"] == kernel}
         scored = []
-        for cfg in cfgs:
-            c = {r["shape"]: cost(r) for r in one if r["kernel"] == kernel and tuple(r["cfg"]) == cfg}
+        for key in {_key(r) for r in one if r["kernel"] == kernel}:
+            c = single(kernel, key)
             if len(c) == len(ks):
-                scored.append((sum(uses * c[label] for label, uses in ks), cfg))
+                scored.append((sum(uses * c[label] for label, uses in ks), key))
         if scored:
             best[kernel] = min(scored)[1]
-    out["q8 best single config"] = total(lambda r: r["kernel"].startswith("mvq") and tuple(r["cfg"]) == best.get(r["kernel"]))
-    out["best configs"] = {k: list(v) for k, v in best.items()}
+            picked.update(single(kernel, best[kernel]))
+    out["q8 best single config"] = sum(uses * picked.get(label, float("nan")) for label, uses in shapes) / 1e3
+    out["best configs"] = {k: [*v[0], v[1]] for k, v in best.items()}  # L, R, S, xs
     return out
+
+
+def _key(r: dict) -> tuple:
+    """A q8 config as the kernel ran it: (L, R, S) and XS (asked for and fitting, else a row without it)."""
+    return tuple(r["cfg"]), bool(r.get("xs"))
+
+
+def table(rows: list[dict]) -> str:
+    """Per shape (1 token): the default config's time and the best one's, over the q8 kernels (and the f32
+    default for reference); the per-token totals of per_token below it."""
+    one = [r for r in rows if r.get("T") == 1 and "us" in r and r["ok"] and "uses" in r]
+    lines = [f"{'shape':24s} {'uses':>4s}  {'f32 default':>11s}  {'q8 default':28s}  {'q8 best':28s}  gain"]
+    for label in dict.fromkeys(r["shape"] for r in one):
+        rs = [r for r in one if r["shape"] == label]
+        f32 = next((r for r in rs if r["kernel"].startswith("matvec") and r["default"]), None)
+        q8 = sorted((r for r in rs if r["kernel"].startswith("mvq")), key=lambda r: r["us"])
+        d = next((r for r in q8 if r["default"]), None)
+        b = q8[0] if q8 else None
+
+        def cell(r: dict | None) -> str:
+            return "-" if r is None else f"{r['us']:6.2f} us {_cfg(r)}"
+        gain = f"{d['us'] / b['us']:.2f}x" if d and b else "-"
+        lines.append(f"{label:24s} {rs[0]['uses']:4d}  {f32['us'] if f32 else float('nan'):8.2f} us  "
+                     f"{cell(d):28s}  {cell(b):28s}  {gain}")
+    tok = per_token(rows)
+    lines.append("matvec GPU ms per Qwen3-8B decode token: "
+                 + ", ".join(f"{k} {v:.3f}" for k, v in tok.items() if k != "best configs")
+                 + f"; best single configs (L, R, S, xs) {tok['best configs']}"
+                 + f" (defaults {MATVEC_CONFIG}, xs {MATVEC_XS})")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--small", action="store_true", help="small shapes and few configs (lavapipe)")
     ap.add_argument("--allow-cpu", action="store_true", help="take a CPU adapter (lavapipe) too")
-    ap.add_argument("--reps", type=int, default=None, help="timed dispatches per variant")
+    ap.add_argument("--reps", type=int, default=None,
+                    help="repeats per variant (chain: medians of this many; timestamps: dispatches timed)")
+    ap.add_argument("--chain", type=int, default=None,
+                    help="dispatches per timed submit (default 64, 16 with --small)")
+    ap.add_argument("--timestamps", action="store_true", help="time with GPU timestamps around each dispatch")
+    ap.add_argument("--no-xs", action="store_true", help="skip the XS (staged activations) variants")
+    ap.add_argument("--table", metavar="JSON", help="only print the summary table of a written JSON (a cut-short run)")
     ap.add_argument("--json", help="write the rows here (default: $OUT/vulkan_matvec_sweep.json if OUT is set)")
     a = ap.parse_args(argv)
+    if a.table:
+        with open(a.table) as f:
+            print(table(json.load(f)["rows"]))
+        return 0
     t0 = time.perf_counter()
-    ops = VulkanOps(allow_cpu_adapter=a.allow_cpu)
+    ops = VulkanOps(allow_cpu_adapter=a.allow_cpu, submit_every=0)  # chain: one submit per timing
     dev = ops.dev
     print(f"adapter {dev.info.get('device')} ({dev.info.get('adapter_type')}), subgroups {dev.subgroups} "
           f"(min size {dev.subgroup_min}), features {dev.features}", flush=True)
-    if "timestamp-query-inside-passes" not in dev.features:
+    if a.timestamps and "timestamp-query-inside-passes" not in dev.features:
         raise SystemExit("this adapter cannot write timestamps inside compute passes")
-    b = Bench(ops, a.reps or (3 if a.small else 20), (1 << 20) if a.small else (192 << 20))
+    chain = 0 if a.timestamps else max(2, a.chain or (16 if a.small else 64))
+    reps = a.reps or ((3 if a.small else 20) if a.timestamps else (3 if a.small else 5))
+    b = Bench(ops, reps, (1 << 20) if a.small else (192 << 20), chain)
+    b.xs = (False,) if a.no_xs else (False, True)
     path = a.json or (os.path.join(os.environ["OUT"], "vulkan_matvec_sweep.json") if os.environ.get("OUT") else None)
 
     def save() -> None:  # after every shape: a run cut short still leaves its rows
         if path:
             with open(path, "w") as f:
                 json.dump({"adapter": dev.info.get("device"), "subgroups": dev.subgroups, "features": dev.features,
-                           "defaults": MATVEC_CONFIG, "per_token_ms": per_token(b.rows), "rows": b.rows}, f, indent=1)
+                           "timing": f"chain {chain}" if chain else "timestamps", "reps": reps,
+                           "defaults": MATVEC_CONFIG, "xs_defaults": MATVEC_XS, "per_token_ms": per_token(b.rows),
+                           "rows": b.rows}, f, indent=1)
     D = 512 if a.small else 4096
     for what in ("rms_norm", "rms_norm4", "rms_norm4_q8", "add_rms_norm4_q8", "quant_q8", "attention@256",
                  "attention@1024"):
@@ -241,11 +340,8 @@ def main(argv: list[str] | None = None) -> int:
         configs = SMALL_CONFIGS if a.small else (GLU_CONFIGS if glu else MVQ_CONFIGS)
         b.shape(glu, t, N, K, uses, configs, F32_CONFIGS[:1] if a.small else F32_CONFIGS)
         save()
-    tok = per_token(b.rows)
     bad = [r for r in b.rows if not r["ok"]]
-    print("matvec GPU ms per Qwen3-8B decode token: "
-          + ", ".join(f"{k} {v:.3f}" for k, v in tok.items() if k != "best configs")
-          + f"; best single configs {tok['best configs']} (defaults {MATVEC_CONFIG})")
+    print(f"\n{'chained x' + str(b.chain) if b.chain else 'timestamps'}, per dispatch:\n{table(b.rows)}")
     print(f"{len(b.rows)} rows, {len(bad)} failed their check or did not run; {time.perf_counter() - t0:.0f} s")
     if path:
         print(f"wrote {path}")

@@ -65,6 +65,22 @@ _GATING = {"softmax": 0, "sigmoid": 1, "softmax_weight": 2}
 # f32 activations, one token; mvq*: 8-bit activations, up to MVQ_ROWS tokens; mvq, mvq_glu: the best
 # single configs over Qwen3-8B's decode shapes on an H200, bench/vulkan_matvec_sweep.py)
 MATVEC_CONFIG = {"matvec": (32, 1, 2), "matvec_glu": (32, 1, 2), "mvq": (32, 1, 8), "mvq_glu": (16, 2, 16)}
+# mvq kernels that first stage their activation rows in workgroup memory (the L lanes of every row slot
+# then read them there, not from global memory), where the workgroup-memory limit allows (_MVQ_X)
+MATVEC_XS = {"mvq": False, "mvq_glu": False}
+# how the mvq kernels read activation rows t0 .. t0 + NT of XQ (row length XROW vec4): xq(i) is vec4 i
+# and x_stage(lid) the index where row t0 starts; XS: all threads copy the rows to workgroup memory
+# (coalesced, then a barrier) and xq reads that copy
+_MVQ_X = {
+    False: "fn xq(i: u32) -> vec4<u32> { return XQ[i]; }\n"
+           "fn x_stage(lid: u32) -> u32 { return P.t0 * XROW; }",
+    True: "var<workgroup> xsh: array<vec4<u32>, NT * XROW>;\n"
+          "fn xq(i: u32) -> vec4<u32> { return xsh[i]; }\n"
+          "fn x_stage(lid: u32) -> u32 {\n"
+          "    for (var i = lid; i < NT * XROW; i += WG) { xsh[i] = XQ[P.t0 * XROW + i]; }\n"
+          "    workgroupBarrier();\n"
+          "    return 0u;\n"
+          "}"}
 MVQ_ROWS = 4
 
 
@@ -118,11 +134,11 @@ class VulkanOps(BaseOps):
 
     def __init__(self, allow_cpu_adapter: bool = False, gelu: str = "table", replay: bool = True,
                  matvec_q8: bool = True, matvec: dict[str, tuple[int, int, int]] | None = None,
-                 **device_options: Any) -> None:
+                 matvec_xs: dict[str, bool] | None = None, **device_options: Any) -> None:
         """replay: record single-token steps once and replay them (replay.py); matvec_q8: Q4_K / Q6_K
         products of up to MVQ_ROWS tokens run on 8-bit activations with integer dot products (else one
-        token on f32 activations); matvec: (L, R, S) per kernel over MATVEC_CONFIG; device_options go
-        to `Device` (subgroups, submit_every, raw)."""
+        token on f32 activations); matvec: (L, R, S) per kernel over MATVEC_CONFIG; matvec_xs: over
+        MATVEC_XS; device_options go to `Device` (subgroups, submit_every, raw)."""
         if gelu not in ("table", "exact"):
             raise ValueError(f"gelu must be 'table' or 'exact', got {gelu!r}")
         self.dev = Device(allow_cpu_adapter=allow_cpu_adapter, **device_options)
@@ -130,6 +146,8 @@ class VulkanOps(BaseOps):
         self.gelu_mode = gelu
         self._cpu = CpuOps(gelu=gelu)
         self.matvec = {**MATVEC_CONFIG, **(matvec or {})}  # (lanes per row L, rows per lane R, row slots S)
+        self.matvec_xs = {**MATVEC_XS, **(matvec_xs or {})}  # mvq kernels staging activations (_MVQ_X)
+        self._wg_bytes = int(self.dev.device.limits.get("max-compute-workgroup-storage-size", 16384))
         self.matvec_q8 = matvec_q8
         self._dummy = self.dev.buffer(16)  # unused read-only bindings
         self._dummy_w = self.dev.buffer(16)  # unused writable bindings
@@ -312,9 +330,22 @@ class VulkanOps(BaseOps):
             self._run("quant_q8", self.dev.uniform("II", T, K), [x.buf, x.q8[1]], grid(-(-T * K // 32 // 64)))
         return x.q8[1]
 
+    def _mv_sg(self, kernel: str) -> bool:
+        """The kernel's row sums reduce with subgroup shuffles (lib/mv_reduce_sg.wgsl), not in workgroup memory."""
+        return self.dev.subgroups and self.dev.subgroup_min >= self.matvec[kernel][0]
+
+    def _mvq_xs(self, kernel: str, K: int, NT: int) -> bool:
+        """Stage the NT activation rows in workgroup memory (MATVEC_XS) when the adapter has room for
+        them next to the kernel's other workgroup arrays (the reduction's, mvq_glu's output rows)."""
+        if not self.matvec_xs.get(kernel, False):
+            return False
+        L, R, S = self.matvec[kernel]
+        used = (0 if self._mv_sg(kernel) else 4 * L * S * R * NT) + (4 * NT * S * R if kernel == "mvq_glu" else 0)
+        return used + 16 * NT * (K // 16 + K // 32) <= self._wg_bytes
+
     def _mv_subs(self, kernel: str) -> dict[str, str]:
         L, R, S = self.matvec[kernel]
-        sg = self.dev.subgroups and self.dev.subgroup_min >= L
+        sg = self._mv_sg(kernel)
         return {"L": str(L), "R": str(R), "S": str(S), "WG": str(L * S),
                 "REDUCE": shader_source(f"lib/mv_reduce_{'sg' if sg else 'wg'}.wgsl"),
                 "SG_ARGS": (", @builtin(subgroup_id) sg_id: u32, @builtin(subgroup_size) sg_size: u32, "
@@ -325,7 +356,8 @@ class VulkanOps(BaseOps):
              subs: dict[str, str]) -> None:
         """y = W @ x on 8-bit activations into outs (mvq: up to 3 arrays that split y's columns, or
         ws = (w, w2) of one type and outs = (x @ w.T, x @ w2.T); mvq_glu: ws = (gate, up), and outs[0].q8
-        gets y's 8-bit activations when R * S % 32 == 0); one dispatch per MVQ_ROWS tokens."""
+        gets y's 8-bit activations when R * S % 32 == 0); one dispatch per MVQ_ROWS tokens, each staging
+        its activation rows in workgroup memory first where matvec_xs says so and they fit (_mvq_xs)."""
         w = ws[0]
         N, K = w.shape
         T = x.size // K
@@ -352,7 +384,9 @@ class VulkanOps(BaseOps):
             else:
                 u = self.dev.uniform("IIIIIII", N, w.row_words // 4, int(bias is not None), widths[0],
                                      widths[0] + widths[1], t0, nw1)
-            self._run(kernel, u, bufs, grid(-(-N // (R * S))), {**subs, "NT": str(min(MVQ_ROWS, T - t0))})
+            NT = min(MVQ_ROWS, T - t0)
+            xsrc = _MVQ_X[self._mvq_xs(kernel, K, NT)]
+            self._run(kernel, u, bufs, grid(-(-N // (R * S))), {**subs, "NT": str(NT), "XSRC": xsrc})
 
     def _mvq_pair(self, x: VkArray, w: VkWeight, out: VkArray) -> None:
         """The deferred product x @ w.T into out, joined by another pending one of the same input and

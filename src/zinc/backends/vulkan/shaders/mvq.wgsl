@@ -28,6 +28,10 @@ const WG: u32 = L * S;
 const NACC: u32 = R * NT;  // sums per thread (lib/mv_reduce_*.wgsl)
 const XROW: u32 = K / 16u + K / 32u;  // vec4 per activation row (lib/q8.wgsl)
 
+// xq(i): vec4 i of the activations; x_stage: rows t0 .. t0 + NT start at vec4 x_stage(lid) (XS: the
+// workgroup first copies them to workgroup memory and xq reads there; see ops.py _MVQ_X)
+{{XSRC}}
+
 {{UNIT}}
 
 {{UNIT2}}
@@ -47,6 +51,7 @@ fn store(k: u32, n: u32, v: f32) {
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32 {{SG_ARGS}}) {
+    let xb = x_stage(lid);
     let t = {{THREAD}};
     let lane = t % L;
     let row0 = ((wid.x + wid.y * nwg.x) * S + t / L) * R;
@@ -60,7 +65,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let u = lane + i * L;
             if (UNITS % L == 0u || u < UNITS) {
                 var xs: array<XU, NT>;
-                for (var k = 0u; k < NT; k++) { xs[k] = mvq_x(u, (P.t0 + k) * XROW); }
+                for (var k = 0u; k < NT; k++) { xs[k] = mvq_x(u, xb + k * XROW); }
                 for (var r = 0u; r < R; r++) {
                     let w = mvq_w2(wrow[r], u);
                     for (var k = 0u; k < NT; k++) { acc[r * NT + k] += mvq_dot(w, xs[k]); }
@@ -72,7 +77,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             let u = lane + i * L;
             if (UNITS % L == 0u || u < UNITS) {
                 var xs: array<XU, NT>;
-                for (var k = 0u; k < NT; k++) { xs[k] = mvq_x(u, (P.t0 + k) * XROW); }
+                for (var k = 0u; k < NT; k++) { xs[k] = mvq_x(u, xb + k * XROW); }
                 for (var r = 0u; r < R; r++) {
                     let w = mvq_w(wrow[r], u);
                     for (var k = 0u; k < NT; k++) { acc[r * NT + k] += mvq_dot(w, xs[k]); }

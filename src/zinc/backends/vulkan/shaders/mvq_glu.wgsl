@@ -22,6 +22,10 @@ const NACC: u32 = R * NT;
 const XROW: u32 = K / 16u + K / 32u;  // vec4 per activation row (lib/q8.wgsl)
 const SR: u32 = S * R;  // rows per workgroup
 
+// xq(i): vec4 i of the activations; x_stage: rows t0 .. t0 + NT start at vec4 x_stage(lid) (XS: the
+// workgroup first copies them to workgroup memory and xq reads there; see ops.py _MVQ_X)
+{{XSRC}}
+
 {{UNIT}}
 
 {{UNIT2}}
@@ -40,6 +44,7 @@ var<workgroup> yo: array<f32, NT * SR>;
 @compute @workgroup_size({{WG}})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32 {{SG_ARGS}}) {
+    let xb = x_stage(lid);
     let t = {{THREAD}};
     let lane = t % L;
     let wg = wid.x + wid.y * nwg.x;
@@ -52,7 +57,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         let u = lane + i * L;
         if (UNITS % L == 0u || u < UNITS) {
             var xs: array<XU, NT>;
-            for (var k = 0u; k < NT; k++) { xs[k] = mvq_x(u, (P.t0 + k) * XROW); }
+            for (var k = 0u; k < NT; k++) { xs[k] = mvq_x(u, xb + k * XROW); }
             for (var r = 0u; r < R; r++) {
                 let wg_ = mvq_w(wrow[r], u);
                 let wu_ = mvq_w2(wrow[r], u);

@@ -1,6 +1,7 @@
 // Q4_K unit of mvq.wgsl on the chunked rows of weights.py: unit u is the 64-element chunk u (sub-blocks
 // 2j, 2j + 1 of block u / 4, j = u % 4): its qs words A[u] (elements 0..16 low nibbles, 32..48 high)
 // and B[u] (16..32, 48..64), and the block's header.
+// Activations come through the kernel's xq(i) (XQ or its rows staged in workgroup memory).
 struct WU { a: vec4<u32>, b: vec4<u32>, s: vec4<f32> }  // s: d sc(2j), d sc(2j+1), dmin m(2j), dmin m(2j+1)
 struct XU { p0: vec4<u32>, p1: vec4<u32>, p2: vec4<u32>, p3: vec4<u32>, m: vec4<f32> }  // m: d0, d1, d0 s0, d1 s1
 
@@ -12,8 +13,8 @@ fn idot(a: vec4<u32>, b: vec4<u32>) -> i32 {
 
 fn mvq_x(u: u32, xb: u32) -> XU {
     let C = K / 64u;
-    return XU(XQ[xb + u], XQ[xb + C + u], XQ[xb + 2u * C + u], XQ[xb + 3u * C + u],
-              bitcast<vec4<f32>>(XQ[xb + K / 16u + 2u * u + 1u]));
+    return XU(xq(xb + u), xq(xb + C + u), xq(xb + 2u * C + u), xq(xb + 3u * C + u),
+              bitcast<vec4<f32>>(xq(xb + K / 16u + 2u * u + 1u)));
 }
 
 fn mvq_dot(w: WU, x: XU) -> f32 {

@@ -1,6 +1,7 @@
 // Q6_K unit of mvq.wgsl on the chunked rows of weights.py: unit u is the 64-element chunk u: low 4 bits
 // A[u] (elements 0..16 low nibbles, 32..48 high), B[u] (16..32, 48..64), high 2 bits H[u] (bits 2p:
 // elements 16p ..), the int8 scales of its four 16-element groups (one word) and the block's f16 d.
+// Activations come through the kernel's xq(i) (XQ or its rows staged in workgroup memory).
 struct WU { a: vec4<u32>, b: vec4<u32>, h: vec4<u32>, s: vec4<f32> }  // s: d * scale of group p
 struct XU { p0: vec4<u32>, p1: vec4<u32>, p2: vec4<u32>, p3: vec4<u32>, s: vec4<f32>, d: vec4<f32> }
 
@@ -11,8 +12,8 @@ fn idot(a: vec4<u32>, b: vec4<u32>) -> i32 {
 fn mvq_x(u: u32, xb: u32) -> XU {
     let C = K / 64u;
     let m = xb + K / 16u + 2u * u;
-    let d = bitcast<vec4<f32>>(XQ[m + 1u]);
-    return XU(XQ[xb + u], XQ[xb + C + u], XQ[xb + 2u * C + u], XQ[xb + 3u * C + u], bitcast<vec4<f32>>(XQ[m]),
+    let d = bitcast<vec4<f32>>(xq(m + 1u));
+    return XU(xq(xb + u), xq(xb + C + u), xq(xb + 2u * C + u), xq(xb + 3u * C + u), bitcast<vec4<f32>>(xq(m)),
               vec4<f32>(d.x, d.x, d.y, d.y));
 }
 
