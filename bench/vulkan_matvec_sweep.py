@@ -131,7 +131,7 @@ class Bench:
         ops.matvec[kernel] = cfg
         if kernel in ops.matvec_xs:
             ops.matvec_xs[kernel] = xs
-        if xs and not ops._mvq_xs(kernel, K, min(T, 4)):
+        if xs and not ops._mvq_xs(kernel, (*cfg, xs), K, min(T, 4)):
             return  # the rows do not fit the adapter's workgroup memory: the kernel without XS
         x, y = ops.from_numpy(x_np), ops._new((T, N))
         subs = {"EXPR": _GLU["silu"]} if kernel.endswith("glu") else {}

@@ -84,7 +84,7 @@ def _case(vk, cpu, rng, name: str) -> dict:
             out["xs_vs_global"] = max(out["xs_vs_global"], _err(got[True], got[False]))
             for t0 in range(0, T, 4):  # dispatches, and those that staged their rows
                 out["dispatches"] += 1
-                out["staged"] += vk._mvq_xs("mvq_glu" if glu else "mvq", K, min(4, T - t0))
+                out["staged"] += vk._mvq_xs("mvq_glu" if glu else "mvq", (L, R, S, True), K, min(4, T - t0))
     finally:
         vk.dev.subgroups = sub0
         vk.matvec_xs = dict(__import__("zinc.backends.vulkan.ops", fromlist=["x"]).MATVEC_XS)

@@ -68,6 +68,9 @@ MATVEC_CONFIG = {"matvec": (32, 1, 2), "matvec_glu": (32, 1, 2), "mvq": (32, 1, 
 # mvq kernels that first stage their activation rows in workgroup memory (the L lanes of every row slot
 # then read them there, not from global memory), where the workgroup-memory limit allows (_MVQ_X)
 MATVEC_XS = {"mvq": False, "mvq_glu": False}
+# (kernel, weight type, N, K) -> (L, R, S, XS) where one decode shape has its own best mvq config
+# (N: the dispatch's rows); H200 through NVIDIA's Vulkan driver, bench/vulkan_matvec_sweep.py
+MVQ_SHAPES: dict[tuple[str, str, int, int], tuple[int, int, int, bool]] = {}
 # how the mvq kernels read activation rows t0 .. t0 + NT of XQ (row length XROW vec4): xq(i) is vec4 i
 # and x_stage(lid) the index where row t0 starts; XS: all threads copy the rows to workgroup memory
 # (coalesced, then a barrier) and xq reads that copy
@@ -147,6 +150,7 @@ class VulkanOps(BaseOps):
         self._cpu = CpuOps(gelu=gelu)
         self.matvec = {**MATVEC_CONFIG, **(matvec or {})}  # (lanes per row L, rows per lane R, row slots S)
         self.matvec_xs = {**MATVEC_XS, **(matvec_xs or {})}  # mvq kernels staging activations (_MVQ_X)
+        self.matvec_shapes = dict(MVQ_SHAPES)  # per-shape mvq configs (_mv_cfg)
         self._wg_bytes = int(self.dev.device.limits.get("max-compute-workgroup-storage-size", 16384))
         self.matvec_q8 = matvec_q8
         self._dummy = self.dev.buffer(16)  # unused read-only bindings
@@ -306,7 +310,7 @@ class VulkanOps(BaseOps):
         w = ws[0]
         N, K = w.shape[0], w.shape[-1]
         L, R, S = self.matvec[kernel]
-        subs = {**subs, **self._mv_subs(kernel), "UNIT": matvec_src(w)}
+        subs = {**subs, **self._mv_subs((L, R, S)), "UNIT": matvec_src(w)}
         if len(ws) > 1:
             subs["UNIT2"] = matvec_src(ws[1], "2")
         u = self.dev.uniform("IIIII", N, K, w.row_words // 4, K // 64, int(bias is not None))
@@ -330,22 +334,28 @@ class VulkanOps(BaseOps):
             self._run("quant_q8", self.dev.uniform("II", T, K), [x.buf, x.q8[1]], grid(-(-T * K // 32 // 64)))
         return x.q8[1]
 
-    def _mv_sg(self, kernel: str) -> bool:
-        """The kernel's row sums reduce with subgroup shuffles (lib/mv_reduce_sg.wgsl), not in workgroup memory."""
-        return self.dev.subgroups and self.dev.subgroup_min >= self.matvec[kernel][0]
+    def _mv_cfg(self, kernel: str, w: VkWeight, N: int, pair: bool = False) -> tuple[int, int, int, bool]:
+        """(L, R, S, XS) of an mvq dispatch of N rows of w's type: MVQ_SHAPES' entry, else the kernel's
+        (a pair of weights keeps the kernel's: its split must fall on a workgroup boundary, _mvq_pair)."""
+        hit = None if pair else self.matvec_shapes.get((kernel, w.ggml_type.name, N, w.shape[-1]))
+        return hit if hit is not None else (*self.matvec[kernel], self.matvec_xs.get(kernel, False))
 
-    def _mvq_xs(self, kernel: str, K: int, NT: int) -> bool:
-        """Stage the NT activation rows in workgroup memory (MATVEC_XS) when the adapter has room for
+    def _mv_sg(self, L: int) -> bool:
+        """Row sums of L lanes reduce with subgroup shuffles (lib/mv_reduce_sg.wgsl), not in workgroup memory."""
+        return self.dev.subgroups and self.dev.subgroup_min >= L
+
+    def _mvq_xs(self, kernel: str, cfg: tuple[int, int, int, bool], K: int, NT: int) -> bool:
+        """Stage the NT activation rows in workgroup memory (cfg's XS) when the adapter has room for
         them next to the kernel's other workgroup arrays (the reduction's, mvq_glu's output rows)."""
-        if not self.matvec_xs.get(kernel, False):
+        L, R, S, xs = cfg
+        if not xs:
             return False
-        L, R, S = self.matvec[kernel]
-        used = (0 if self._mv_sg(kernel) else 4 * L * S * R * NT) + (4 * NT * S * R if kernel == "mvq_glu" else 0)
+        used = (0 if self._mv_sg(L) else 4 * L * S * R * NT) + (4 * NT * S * R if kernel == "mvq_glu" else 0)
         return used + 16 * NT * (K // 16 + K // 32) <= self._wg_bytes
 
-    def _mv_subs(self, kernel: str) -> dict[str, str]:
-        L, R, S = self.matvec[kernel]
-        sg = self._mv_sg(kernel)
+    def _mv_subs(self, cfg: tuple[int, ...]) -> dict[str, str]:
+        L, R, S = cfg[:3]
+        sg = self._mv_sg(L)
         return {"L": str(L), "R": str(R), "S": str(S), "WG": str(L * S),
                 "REDUCE": shader_source(f"lib/mv_reduce_{'sg' if sg else 'wg'}.wgsl"),
                 "SG_ARGS": (", @builtin(subgroup_id) sg_id: u32, @builtin(subgroup_size) sg_size: u32, "
@@ -361,14 +371,16 @@ class VulkanOps(BaseOps):
         w = ws[0]
         N, K = w.shape
         T = x.size // K
-        L, R, S = self.matvec[kernel]
         xq = self._q8(x)
-        subs = {**subs, **self._mv_subs(kernel), "K": str(K), "UNITS": str(K // 64), "UNIT": mvq_src(w)}
         out = outs[0]
         glu = kernel == "mvq_glu"
         bufs = [xq, *(v.buf for v in ws[:1 + glu]), out._buf]
         widths = [o.shape[-1] for o in outs] + [0, 0]
-        nw1, N = N, N + (ws[1].shape[0] if len(ws) > 1 and not glu else 0)  # rows of w, of the dispatch
+        pair = len(ws) > 1 and not glu
+        nw1, N = N, N + (ws[1].shape[0] if pair else 0)  # rows of w, of the dispatch
+        cfg = self._mv_cfg(kernel, w, N, pair)
+        L, R, S = cfg[:3]
+        subs = {**subs, **self._mv_subs(cfg), "K": str(K), "UNITS": str(K // 64), "UNIT": mvq_src(w)}
         if glu:
             qout = S * R % 32 == 0 and N % 256 == 0
             subs.update(UNIT2=mvq_src(ws[1], "2"), QOUT="true" if qout else "false")
@@ -385,7 +397,7 @@ class VulkanOps(BaseOps):
                 u = self.dev.uniform("IIIIIII", N, w.row_words // 4, int(bias is not None), widths[0],
                                      widths[0] + widths[1], t0, nw1)
             NT = min(MVQ_ROWS, T - t0)
-            xsrc = _MVQ_X[self._mvq_xs(kernel, K, NT)]
+            xsrc = _MVQ_X[self._mvq_xs(kernel, cfg, K, NT)]
             self._run(kernel, u, bufs, grid(-(-N // (R * S))), {**subs, "NT": str(NT), "XSRC": xsrc})
 
     def _mvq_pair(self, x: VkArray, w: VkWeight, out: VkArray) -> None:
