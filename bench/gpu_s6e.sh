@@ -1,4 +1,4 @@
-# Session 6, call 5 (carry .gl): Vulkan decode tok/s per matvec configuration set (bench/vulkan_decode_configs.py):
+# Session 6, calls 5-6 (carry .gl): Vulkan decode tok/s per matvec configuration set (bench/vulkan_decode_configs.py;
 # the sweep's per-shape bests (chain timing), GLU configs, activations staged in workgroup memory.
 . bench/gpu_env.sh
 mkdir -p .real
