@@ -129,6 +129,13 @@ class VkArray:
         return 4 * self.size
 
 
+class _StepInputs:
+    """What the step-input producers of a recording read from a batch (greedy_steps): the position."""
+
+    def __init__(self, pos_host: np.ndarray) -> None:
+        self.pos_host = pos_host
+
+
 class VulkanOps(BaseOps):
     """The wgpu implementation of `zinc.backends.base.Ops`."""
 
@@ -172,6 +179,37 @@ class VulkanOps(BaseOps):
 
             self._replayer = StepReplayer(self)
         return self._replayer.run(forward, cfg, weights, batch, cache)
+
+    def greedy_steps(self, forward, cfg, weights, batch, cache, n):
+        """n greedy steps with the host out of the loop: each replayed step ends with its argmax, copied
+        on the GPU into the token buffer of the next step and into `ids`. The host writes the other step
+        inputs (position, cache cells, RoPE tables) ahead, through the queue, so a step still running
+        keeps its own; it encodes step i + 1 while step i runs and reads the ids once at the end. The
+        first step records the step if needed; an unreplayable step runs only that one (None: none)."""
+        if batch.n != 1 or not self.replay or n <= 0:
+            return None
+        p0 = int(batch.pos_host[0])
+        out = self.run_step(forward, cfg, weights, batch, cache)  # step 0: host token, maybe recorded
+        rec = self._replayer.find(forward, cfg, weights, batch, cache)
+        if rec is None:
+            return np.argmax(self.to_numpy(out)[-1:], axis=-1).astype(np.int32)
+        ids = self.dev.buffer(4 * n)
+        try:
+            for i in range(n):
+                if i:
+                    cache.end()
+                    cache.begin(np.array([p0 + i]))
+                    step = _StepInputs(np.array([p0 + i], np.int64))
+                    self.dev.replay(rec, [(buf, fn(step, cache)) for buf, fn in rec.inputs.values()
+                                          if buf is not rec.tokens])
+                    self._replayer.replays += 1
+                tok = self.argmax(rec.out)
+                self.dev.copy(tok.buf, 0, rec.tokens, 0, 4)
+                self.dev.copy(tok.buf, 0, ids, 4 * i, 4)
+            return np.frombuffer(self.dev.read(ids, 4 * n), np.int32).copy()
+        finally:
+            cache.n_past = p0  # as the caller began it: it advances n_past by the steps run
+            cache.begin(np.array([p0]))
 
     # -- memory --------------------------------------------------------------------------------------
     def upload(self, qt: QTensor) -> VkWeight:

@@ -38,6 +38,7 @@ class Recording:
         self.inputs: dict[int, tuple[Any, Callable[[Any, Any], np.ndarray]]] = {}  # id -> (buffer, producer)
         self.broken: str | None = None  # why this step cannot be replayed
         self.out: Any = None
+        self.tokens: Any = None  # the buffer holding the step's token id (a greedy loop fills it on the GPU)
         self.signature: tuple = ()
         self.cache_ref: Any = None
 
@@ -77,6 +78,15 @@ class StepReplayer:
         self.replays = 0
         self.refused: dict[tuple, tuple[Any, str]] = {}  # key -> (cache weakref, why): runs eagerly
 
+    def find(self, forward, cfg, weights, batch, cache) -> Recording | None:
+        """The valid recording of this step (same model, cache and cache buffers), or None."""
+        key = (id(forward), id(cfg), id(weights), id(cache), bool(batch.last_only))
+        rec = self.steps.get(key)
+        if rec is not None and rec.cache_ref() is cache and _same(rec.signature, cache_signature(cache)):
+            self.steps[key] = self.steps.pop(key)  # most recently used last
+            return rec
+        return None
+
     def run(self, forward, cfg, weights, batch, cache) -> Any:
         key = (id(forward), id(cfg), id(weights), id(cache), bool(batch.last_only))
         for k in [k for k, r in self.steps.items() if r.cache_ref() is None]:
@@ -86,17 +96,15 @@ class StepReplayer:
         no = self.refused.get(key)
         if no is not None and no[0]() is cache:
             return forward(self.ops, cfg, weights, batch, cache)
-        rec = self.steps.get(key)
-        sig = cache_signature(cache)
-        if rec is not None and rec.cache_ref() is cache and _same(rec.signature, sig):
-            self.steps[key] = self.steps.pop(key)  # most recently used last
+        rec = self.find(forward, cfg, weights, batch, cache)
+        if rec is not None:
             self.replays += 1
             self.ops.dev.replay(rec, [(buf, fn(batch, cache)) for buf, fn in rec.inputs.values()])
             return rec.out
         self.steps.pop(key, None)
         out, rec = self._record(forward, cfg, weights, batch, cache)
         if rec.broken is None:
-            rec.signature, rec.cache_ref = sig, weakref.ref(cache)
+            rec.signature, rec.cache_ref = cache_signature(cache), weakref.ref(cache)
             self.steps[key] = rec
             while len(self.steps) > MAX_RECORDINGS:
                 del self.steps[next(iter(self.steps))]
@@ -122,7 +130,7 @@ class StepReplayer:
             ops._recording = ops._rec_batch = None
         rec.finish()
         self.records += 1
-        rec.out = out
+        rec.out, rec.tokens = out, batch.tokens.buf
         return out, rec
 
 
