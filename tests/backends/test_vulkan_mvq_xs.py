@@ -26,6 +26,7 @@ SAME = 1e-6  # staged vs global reads: the same arithmetic, so the same values
 # pipelines per row count, and lavapipe compiles one in about a second on a cold shader cache
 SHAPES = [(32, 1, 8, True, 1), (16, 2, 16, True, 7), (32, 2, 2, False, 2), (16, 1, 3, False, 3), (4, 2, 2, True, 4)]
 CASES = [f"{kernel}_{t}" for kernel in ("mvq", "mvq_glu") for t in ("Q4_K", "Q6_K")] + ["fallback_Q4_K"]
+SHAPE_CFG = (16, 1, 3, True)  # a per-shape entry (VulkanOps.matvec_shapes) unlike the kernel's default
 
 
 # ------------------------------------------------------------------------------------------ child side
@@ -98,6 +99,29 @@ def _case(vk, cpu, rng, name: str) -> dict:
     return out
 
 
+def _shape_table(vk, cpu, rng) -> dict:
+    """An mvq dispatch whose (kernel, type, N, K) has an entry in `matvec_shapes` runs that config (its
+    pipeline is built with those L, S and the staging copy) and still matches NumPy; other shapes keep
+    the kernel's."""
+    from zinc.backends.vulkan.ops import MATVEC_CONFIG
+
+    N, K = 37, 768
+    q = _qtensor(rng, "Q4_K", (N, K))
+    w, c = vk.upload(q), cpu.upload(q)
+    x = (rng.standard_normal((2, K)) * 2.0).astype(np.float32)
+    vk.matvec_shapes[("mvq", "Q4_K", N, K)] = SHAPE_CFG
+    try:
+        err = _err(_product(vk, x, w, None), cpu.matmul(_q8(x), c))
+        other = _qtensor(rng, "Q4_K", (N + 8, K))
+        err_other = _err(_product(vk, x, vk.upload(other), None), cpu.matmul(_q8(x), cpu.upload(other)))
+    finally:
+        del vk.matvec_shapes[("mvq", "Q4_K", N, K)]
+    built = [dict(key[2]) for key in vk.dev._pipelines if key[0] == "mvq" and dict(key[2]).get("K") == str(K)]
+    return {"err": err, "err_other": err_other,
+            "with_cfg": sum(b["L"] == "16" and b["S"] == "3" and "xsh" in b["XSRC"] for b in built),
+            "default": sum((int(b["L"]), int(b["R"]), int(b["S"])) == MATVEC_CONFIG["mvq"] for b in built)}
+
+
 def _child() -> dict:
     from zinc.backends import get_backend
     from zinc.backends.cpu import CpuOps
@@ -114,6 +138,10 @@ def _child() -> dict:
             results[name] = _case(vk, cpu, rng, name)
         except Exception:  # noqa: BLE001 - reported to the parent, which fails that case
             results[name] = traceback.format_exc()
+    try:
+        results["shape_table"] = _shape_table(vk, cpu, rng)
+    except Exception:  # noqa: BLE001
+        results["shape_table"] = traceback.format_exc()
     return results
 
 
@@ -145,6 +173,13 @@ def test_staged_activations_match(results, case):
     else:  # every dispatch fits (4 rows of 768 are 4.5 KB), and so staged: one pipeline per shape and row count
         assert r["staged"] == r["dispatches"] == len(SHAPES) + 1, r
         assert r["pipelines_staged"] == r["pipelines_global"] == len(SHAPES) + 1, r
+
+
+def test_per_shape_config(results):
+    r = results["shape_table"]
+    assert not isinstance(r, str), r
+    assert r["err"] <= TOL and r["err_other"] <= TOL, r
+    assert r["with_cfg"] >= 1 and r["default"] >= 1, r
 
 
 if __name__ == "__main__":
