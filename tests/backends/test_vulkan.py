@@ -1,9 +1,10 @@
 """The Vulkan (wgpu/WGSL) backend against the NumPy backend, on whatever adapter wgpu finds.
 
 Locally and in CI that is Mesa's software driver lavapipe (`allow_cpu_adapter=True`). Every GPU
-case runs in a child process (`python test_vulkan.py <group>`), so a driver abort cannot take the
-test run down; the child prints one JSON object: case name -> normalized error (or a dict of
-metrics, or an error string). Cases compare on small odd shapes with fresh random inputs.
+case runs in a child process (`python test_vulkan.py <group>`, conftest's `vulkan_child`), so a driver
+abort cannot take the test run down; the child prints one JSON object: case name -> normalized error
+(or a dict of metrics, or an error string). Cases compare on small odd shapes with fresh random
+inputs. Recorded steps (replay, the device greedy loop): test_vulkan_steps.py.
 """
 
 from __future__ import annotations
@@ -47,11 +48,6 @@ MVQ_SHAPES = [(32, 1, 8, True), (16, 2, 16, True), (32, 2, 2, False), (8, 4, 8, 
 MODEL_CASES = ["qwen3-tiny:Q4_K_M", "qwen3-tiny:Q8_0", "llama3-tiny:Q4_K_M", "llama3-tiny:Q8_0",
                "qwen3moe-tiny:Q4_K_M", "gpt-oss-tiny:Q4_K_M", "gpt-oss-tiny:MXFP4_MOE",
                "qwen35-tiny:Q4_K_M", "qwen35moe-tiny:Q4_K_M"]
-# replayed decode steps (VulkanOps.run_step) against the same steps run eagerly: full attention (also
-# over 600 cells: attention in 3 splits), a sliding-window ring that wraps (n_ubatch 4: 19 cells for
-# a window of 16), shared-KV layers, MoE, recurrent state
-REPLAY_CASES = ["qwen3-tiny:Q4_K_M", "qwen3-tiny:Q4_K_M:600", "gemma3-tiny:Q4_K_M", "gemma4-tiny:Q4_K_M",
-                "gpt-oss-tiny:MXFP4_MOE", "qwen35-tiny:Q4_K_M", "host_read_refused"]
 
 
 # ------------------------------------------------------------------------------------------ child side
@@ -612,69 +608,6 @@ def _model_case(case: str, tmp: Path) -> dict:
     return res
 
 
-def _replay_case(case: str, tmp: Path) -> dict:
-    """Decode on two caches (one reset midway) with replays on and off, and on the NumPy backend:
-    28 steps on the first cache (past the window, around the ring), reset, 4 more, 5 on a new cache
-    from position 0, 2 more on the first one again."""
-    import zinc
-    from zinc.synth import write_model
-
-    if case == "host_read_refused":
-        return _replay_refused_case(tmp)
-    preset, ftype, n_ctx = (case + ":64").split(":")[:3]  # 600 cells: attention in 3 splits
-    path = tmp / f"{preset}-{ftype}.gguf"
-    write_model(path, preset, ftype=ftype, seed=3)
-    ids = [int(i) for i in np.random.default_rng(4).integers(3, 200, 40)]
-    out, res = {}, {}
-    for label in ("ref", "eager", "replay"):
-        m = zinc.load(path, backend="cpu" if label == "ref" else "vulkan", n_ctx=int(n_ctx), n_ubatch=4,
-                      **({} if label == "ref" else {"allow_cpu_adapter": True}))
-        if label != "ref":
-            m.ops.replay = label == "replay"
-        a = m.new_cache()
-        got = [m.forward(ids[:3], a)] + [m.forward([i], a) for i in ids[3:28]]
-        a.reset()
-        got += [m.forward(ids[:2], a)] + [m.forward([i], a) for i in ids[2:6]]
-        b = m.new_cache()
-        got += [m.forward([i], b) for i in ids[:5]] + [m.forward([i], a) for i in ids[6:8]]
-        out[label] = np.concatenate(got)
-        if label == "replay":
-            r = m.ops._replayer
-            res.update(records=r.records, replays=r.replays, refused=len(r.refused))
-    res.update(compare_logits(out["replay"], out["ref"]))
-    res["replay_vs_eager"] = _err(out["replay"], out["eager"])
-    res["eager_vs_ref"] = _err(out["eager"], out["ref"])
-    return res
-
-
-def _replay_refused_case(tmp: Path) -> dict:
-    """A step that reads a result back to the host mid-step cannot be replayed: it runs eagerly."""
-    from types import SimpleNamespace
-
-    import zinc
-    from zinc.synth import write_model
-
-    path = tmp / "refused.gguf"
-    write_model(path, "qwen3-tiny", ftype="Q4_K_M", seed=5)
-    ids = [int(i) for i in np.random.default_rng(6).integers(3, 200, 8)]
-    out = {}
-    for label in ("ref", "replay"):
-        m = zinc.load(path, backend="cpu" if label == "ref" else "vulkan", n_ctx=32,
-                      **({} if label == "ref" else {"allow_cpu_adapter": True}))
-        arch, reads = m.arch, []
-
-        def reading_forward(ops, cfg, weights, batch, cache, arch=arch, reads=reads):
-            y = arch.forward(ops, cfg, weights, batch, cache)
-            reads.append(ops.to_numpy(ops.scale(y, 1.0)).shape)
-            return y
-        m.arch = SimpleNamespace(forward=reading_forward, cache_layout=arch.cache_layout)  # not the module
-        cache = m.new_cache()
-        out[label] = np.concatenate([m.forward(ids[:2], cache)] + [m.forward([i], cache) for i in ids[2:]])
-    r = m.ops._replayer
-    return {"records": r.records, "replays": r.replays, "refused": len(r.refused), "reads": len(reads),
-            "replay_vs_eager": _err(out["replay"], out["ref"]), **compare_logits(out["replay"], out["ref"])}
-
-
 def _steady_state_creations(m, ids: list[int], steps: int = 7, last: int = 2) -> dict[str, float]:
     """Buffers and bind groups created per decode step once decode has settled (pooled buffers,
     cached uniforms and bind groups: none)."""
@@ -702,9 +635,8 @@ def _child(group: str) -> dict:
     results: dict = {"adapter": vk.stats["adapter"]}
     cpu = CpuOps()
     with tempfile.TemporaryDirectory() as tmp:
-        cases = {"kernels": KERNEL_CASES, "models": MODEL_CASES, "replay": REPLAY_CASES}[group]
-        run = {"kernels": lambda n: _kernel_case(vk, cpu, n), "models": lambda n: _model_case(n, Path(tmp)),
-               "replay": lambda n: _replay_case(n, Path(tmp))}[group]
+        cases = {"kernels": KERNEL_CASES, "models": MODEL_CASES}[group]
+        run = {"kernels": lambda n: _kernel_case(vk, cpu, n), "models": lambda n: _model_case(n, Path(tmp))}[group]
         for name in cases:
             try:
                 results[name] = run(name)
@@ -716,35 +648,14 @@ def _child(group: str) -> dict:
 # ------------------------------------------------------------------------------------------ parent side
 
 
-def _run_group(group: str) -> dict:
-    try:
-        import wgpu  # noqa: F401
-    except ImportError:
-        pytest.skip("wgpu is not installed (pip install 'zinc-llm[vulkan]')")
-    env = {**__import__("os").environ, "XDG_RUNTIME_DIR": tempfile.gettempdir()}
-    r = subprocess.run([sys.executable, __file__, group], capture_output=True, text=True, timeout=300, env=env)
-    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
-    if r.returncode != 0 or not lines:
-        pytest.fail(f"vulkan child ({group}) exited with {r.returncode}:\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}")
-    res = json.loads(lines[-1])
-    if "unavailable" in res:
-        pytest.skip(f"no usable Vulkan adapter: {res['unavailable']}")
-    return res
+@pytest.fixture(scope="module")
+def kernels(vulkan_child) -> dict:
+    return vulkan_child(__file__, "kernels")
 
 
 @pytest.fixture(scope="module")
-def kernels() -> dict:
-    return _run_group("kernels")
-
-
-@pytest.fixture(scope="module")
-def models() -> dict:
-    return _run_group("models")
-
-
-@pytest.fixture(scope="module")
-def replays() -> dict:
-    return _run_group("replay")
+def models(vulkan_child) -> dict:
+    return vulkan_child(__file__, "models")
 
 
 @pytest.mark.parametrize("case", KERNEL_CASES)
@@ -768,20 +679,6 @@ def test_tiny_model_logits_match_numpy(models, case):
     d = r["dispatches_per_decode_step"]
     assert r["submits_per_decode_step"] <= 1 + (d >= SUBMIT_FIRST) + max(0, d - SUBMIT_FIRST) // SUBMIT_EVERY, r
     assert r["buffers_per_decode_step"] == 0 and r["bind_groups_per_decode_step"] == 0, r  # host cost
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("case", REPLAY_CASES)
-def test_replayed_decode_matches_eager(replays, case):
-    r = replays[case]
-    assert not isinstance(r, str), r
-    if case == "host_read_refused":  # every step ran the model code (and its host read) eagerly
-        assert r["refused"] == 1 and r["replays"] == 0 and r["reads"] == 7, r
-        assert r["argmax_agree"] == 1.0 and r["mean_kl"] <= 1e-3, r
-        return
-    assert r["refused"] == 0 and r["replays"] >= 30, r  # the decode steps did replay
-    assert r["replay_vs_eager"] == 0.0, r  # the same dispatches on the same buffers: the same bits
-    assert r["argmax_agree"] == 1.0 and r["mean_kl"] <= 1e-3, r
 
 
 def test_cpu_adapter_needs_explicit_opt_in():

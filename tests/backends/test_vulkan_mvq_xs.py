@@ -1,18 +1,15 @@
 """The Vulkan 8-bit-activation matvecs (mvq, mvq_glu) with their activation rows staged in workgroup
 memory (VulkanOps.matvec_xs) against the NumPy backend and against the same kernels reading global memory.
 
-As in test_vulkan.py, the GPU work runs in a child process (`python test_vulkan_mvq_xs.py`) that prints
-one JSON object: case name -> metrics (or an error string); locally that is lavapipe. Small odd shapes
-(rows not a multiple of a workgroup's), fresh random inputs, 1-4 activation rows per dispatch.
+As in test_vulkan.py, the GPU work runs in a child process (`python test_vulkan_mvq_xs.py`, conftest's
+`vulkan_child`) that prints one JSON object: case name -> metrics (or an error string); locally that is
+lavapipe. Small odd shapes (rows not a multiple of a workgroup's), fresh random inputs, 1-4 activation
+rows per dispatch.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import tempfile
 import traceback
 
 import numpy as np
@@ -149,17 +146,8 @@ def _child() -> dict:
 
 
 @pytest.fixture(scope="module")
-def results() -> dict:
-    pytest.importorskip("wgpu", reason="wgpu is not installed (pip install 'zinc-llm[vulkan]')")
-    env = {**os.environ, "XDG_RUNTIME_DIR": tempfile.gettempdir()}
-    r = subprocess.run([sys.executable, __file__], capture_output=True, text=True, timeout=300, env=env)
-    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("{")]
-    if r.returncode != 0 or not lines:
-        pytest.fail(f"vulkan child exited with {r.returncode}:\n{r.stdout[-2000:]}\n{r.stderr[-4000:]}")
-    res = json.loads(lines[-1])
-    if "unavailable" in res:
-        pytest.skip(f"no usable Vulkan adapter: {res['unavailable']}")
-    return res
+def results(vulkan_child) -> dict:
+    return vulkan_child(__file__)
 
 
 @pytest.mark.parametrize("case", CASES)
