@@ -36,7 +36,7 @@ KERNEL_CASES = [f"{op}_{t}" for op in ("matmul", "embed") for t in WEIGHT_TYPES]
                 "conv1d_causal", "delta_net_recurrent", "delta_net_chunked",
                 "rms_norm", "rms_norm_no_w", "rope_neox", "rope_norm", "attention_gqa", "attention_window",
                 "attention_softcap_sinks", "glu_silu", "glu_gelu", "glu_swiglu_oai", "unary", "add_mul",
-                "scale_softcap", "argmax", "split_slice", "kv_write",
+                "scale_softcap", "argmax", "split_slice", "kv_write", "fill",
                 "matvec_Q4_K", "matvec_Q6_K", "matvec_glu_Q4_K", "matvec_glu_Q6_K", "matvec_bias_Q6_K",
                 "mvq_Q4_K", "mvq_Q6_K", "mvq_glu_Q4_K", "mvq_glu_Q6_K", "mvq_bias_Q4_K", "rms_norm4", "q8_chain",
                 "attention_q8", "q8_split", "attention_rope_kv", "q8_pair", "attention_split", "attention_split_q8"]
@@ -261,6 +261,13 @@ def _elementwise_case(vk, cpu, rng, name: str) -> float:
 
 def _memory_case(vk, cpu, rng, name: str) -> float:
     V, C = vk.from_numpy, vk.to_numpy
+    if name == "fill":  # in place (the same buffer: recorded steps keep binding it), on the device for zeros
+        a, big = V(_rand(rng, 3, 7)), V(_rand(rng, 300, 301))  # big: no host copy kept
+        bufs = (a._buf, big._buf)
+        vk.fill(a, 0.0, "f32"), vk.fill(big, 0.0, "f32")
+        p = vk.fill(vk.from_numpy(np.arange(5, dtype=np.int32)), -1, "i32")
+        same = a._buf is bufs[0] and big._buf is bufs[1]
+        return float(not same or C(a).any() or C(big).any() or not (C(p) == -1).all())
     if name == "split_slice":
         x = _rand(rng, 5, 31)
         parts = vk.split(V(x), (7, 13, 11))
@@ -571,7 +578,7 @@ def _kernel_case(vk, cpu, name: str) -> float:
         return _attention_case(vk, cpu, rng, name)
     if name.startswith("rope"):
         return _rope_case(vk, cpu, rng, name)
-    if name in ("split_slice", "kv_write"):
+    if name in ("split_slice", "kv_write", "fill"):
         return _memory_case(vk, cpu, rng, name)
     return _elementwise_case(vk, cpu, rng, name)
 

@@ -108,6 +108,7 @@ class Ops(Protocol):
     def upload(self, qt: QTensor) -> Weight: ...
     def from_numpy(self, a: np.ndarray) -> Array: ...
     def overwrite(self, dst: Array, a: np.ndarray) -> Array: ...  # dst's contents replaced by a
+    def fill(self, dst: Array, value: float, dtype: str) -> Array: ...  # every element of dst set to value
     def to_numpy(self, x: Array) -> np.ndarray: ...
     def zeros(self, shape: tuple[int, ...], dtype: str) -> Array: ...  # dtype: "f32" "f16" "i32"
     def full(self, shape: tuple[int, ...], value: float, dtype: str) -> Array: ...
@@ -220,6 +221,11 @@ class BaseOps:
         """The array to use in place of `dst` holding `a`: a new one here; a backend whose captured
         steps hold `dst`'s address copies into it and returns it."""
         return self.from_numpy(a)
+
+    def fill(self, dst, value, dtype):
+        """`overwrite` with `value` in every element (dst's dtype: "f32" "f16" "i32"); a backend can
+        fill on the device instead of copying a host array."""
+        return self.overwrite(dst, np.full(tuple(dst.shape), value, np.int32 if dtype == "i32" else np.float32))
 
     def add_rms_norm(self, x, r, w, eps):
         """(x + r, rms_norm(x + r) * w): the residual add followed by the next norm."""

@@ -59,10 +59,10 @@ class LayerState:
         self.ssm = ops.zeros((spec.n_head, spec.head_dim, spec.head_dim), "f32")
 
     def reset(self) -> None:
-        """Zero the state in place (`ops.overwrite`: a captured decode step keeps reading these buffers;
-        new ones would make the CUDA backend capture the step again)."""
-        self.conv = self.ops.overwrite(self.conv, np.zeros(tuple(self.conv.shape), np.float32))
-        self.ssm = self.ops.overwrite(self.ssm, np.zeros(tuple(self.ssm.shape), np.float32))
+        """Zero the state in place (`ops.fill`: a captured decode step keeps reading these buffers; new
+        ones would make the CUDA backend capture the step again; GPU backends zero on the device)."""
+        self.conv = self.ops.fill(self.conv, 0.0, "f32")
+        self.ssm = self.ops.fill(self.ssm, 0.0, "f32")
 
     @property
     def nbytes(self) -> int:
@@ -156,7 +156,7 @@ class KVCache:
     def reset(self) -> None:
         """Forget every token (the KV buffers are kept and reused, recurrent state is zeroed)."""
         for lk in self.kv_layers:
-            lk.pos = self.ops.overwrite(lk.pos, np.full((lk.size,), -1, np.int32))
+            lk.pos = self.ops.fill(lk.pos, -1, "i32")
         for ls in self.recurrent_layers:
             ls.reset()
         self.n_past = self._pending = 0

@@ -95,6 +95,10 @@ class CudaOps(BaseOps):
         dst.copy_(torch.from_numpy(np.ascontiguousarray(a)).view(dst.shape))
         return dst
 
+    def fill(self, dst: torch.Tensor, value: float, dtype: str) -> torch.Tensor:
+        """Every element of `dst` set to `value` on the device, in place (captured graphs keep seeing it)."""
+        return dst.fill_(value)
+
     def to_numpy(self, x: torch.Tensor) -> np.ndarray:
         return x.detach().cpu().numpy()
 

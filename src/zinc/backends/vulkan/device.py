@@ -260,6 +260,14 @@ class Device:
                 self._rec.cmds.append((None, src, src_off, dst, dst_off, nbytes))
                 self._rec.keep += [src, dst]
 
+    def clear(self, buf: Any) -> None:
+        """Record zeroing `buf` into the pending encoder (ordered with the commands around it)."""
+        if self._rec is not None:
+            self._rec.refuse("the step clears a buffer")
+        self._end_pass()
+        self._enc().clear_buffer(buf)
+        self._keep.append(buf)
+
     def read(self, buf: Any, nbytes: int) -> bytes:
         """Flush the pending step and read `nbytes` of `buf` back to the host: the copy into a kept
         mappable staging buffer rides in the step's own command buffer (one submit, no new buffer)."""

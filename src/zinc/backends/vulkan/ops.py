@@ -231,6 +231,16 @@ class VulkanOps(BaseOps):
         dst.q8 = None
         return dst
 
+    def fill(self, dst: VkArray, value: float, dtype: str) -> VkArray:
+        """`dst` zeroed in place by a clear in the command stream (no host copy); other values through
+        `overwrite`."""
+        if value != 0:
+            return super().fill(dst, value, dtype)
+        self.dev.clear(dst.buf)
+        dst.host = np.zeros(dst.shape, _NP[dst.dtype]) if dst.size <= 65536 else None
+        dst.q8 = None
+        return dst
+
     def to_numpy(self, x: VkArray) -> np.ndarray:
         if x.host is not None:
             return x.host.copy()
