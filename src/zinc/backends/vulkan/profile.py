@@ -6,6 +6,8 @@ Per decoded token (greedy, one token at a time after a short prompt, as `zinc be
 * submit: `queue.submit`;
 * wait: from the submit until the logits are mapped on the host (GPU time plus sync latency);
 (decode steps replay their recording, see replay.py; `--no-replay` runs the model code every step)
+and the device greedy loop (`Model.greedy`: the host encodes every step ahead and reads the ids once):
+host ms per token until that read, wall ms per token;
 then, with timestamp queries between dispatches, the GPU time of every (shader, grid size) per token.
 Prints a table; `--json FILE` writes everything. The matvec kernels alone, at every config:
 `bench/vulkan_matvec_sweep.py`.
@@ -56,6 +58,28 @@ def _timed_steps(model: Any, n: int, first: int) -> list[dict[str, float]]:
     return steps
 
 
+def _greedy_loop(model: Any, n: int) -> dict[str, float]:
+    """Per token of `Model.greedy` (the device loop): host time until the one read of the ids, and wall."""
+    dev = model.ops.dev
+    cache = model.new_cache(2 * n + 16)
+    model.forward(list(range(1, 9)), cache, last_only=True)
+    model.greedy(1, cache, 4)  # warm-up
+    marks: dict[str, float] = {}
+    read = dev.read
+
+    def timed_read(buf: Any, nbytes: int) -> bytes:
+        marks.setdefault("read0", time.perf_counter())
+        return read(buf, nbytes)
+    dev.read = timed_read
+    try:
+        t0 = time.perf_counter()
+        model.greedy(1, cache, n)
+        t1 = time.perf_counter()
+    finally:
+        del dev.read
+    return {"host_ms_per_token": 1e3 * (marks.get("read0", t1) - t0) / n, "wall_ms_per_token": 1e3 * (t1 - t0) / n}
+
+
 def _gpu_profile(model: Any, n: int) -> dict[str, Any]:
     dev = model.ops.dev
     cache = model.new_cache(n + 16)
@@ -81,6 +105,8 @@ def profile(path: str, n_tokens: int = 24, n_profile: int = 8, replay: bool = Tr
                            "subgroups": dev.subgroups, "tokens": n_tokens, "median": med,
                            "dispatches_per_token": (dev.n_dispatches - d0) / n_tokens,
                            "submits_per_token": (dev.n_submits - s0) / n_tokens}
+    if replay:
+        res["greedy_loop"] = _greedy_loop(model, n_tokens)
     rp = model.ops._replayer
     res["replay"] = None if rp is None else {"records": rp.records, "replays": rp.replays,
                                              "refused": [why for _, why in rp.refused.values()]}
@@ -118,6 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"per token (median of {res['tokens']}): wall {m['wall_ms']:.2f} ms = encode {m['encode_ms']:.2f} + "
           f"submit {m['submit_ms']:.2f} + wait {m['wait_ms']:.2f} + after {m['host_after_ms']:.2f}; "
           f"{res['dispatches_per_token']:.0f} dispatches, {res['submits_per_token']:.1f} submits; replay {res['replay']}")
+    if "greedy_loop" in res:
+        g = res["greedy_loop"]
+        print(f"device greedy loop, per token: host {g['host_ms_per_token']:.2f} ms (encoding, ahead of the GPU), "
+              f"wall {g['wall_ms_per_token']:.2f} ms")
     if "gpu_ms_per_token" in res:
         print(f"GPU time per token (sum of dispatches): {res['gpu_ms_per_token']:.3f} ms")
         for k, us in list(res["gpu_us_per_token"].items())[:25]:
