@@ -15,8 +15,11 @@ import traceback
 import numpy as np
 import pytest
 
-TOL = 2e-5  # normalized max error against NumPy on the same 8-bit activations
-SAME = 1e-6  # staged vs global reads: the same arithmetic, so the same values
+# against NumPy on NumPy's 8-bit activations: a driver whose division is not correctly rounded (NVIDIA)
+# can put one code a step off at a rounding boundary (test_vulkan.py's Q8_TOL), which a few hundred
+# random rows sometimes hit
+TOL = 2e-3
+SAME = 1e-5  # staged vs global reads: the same arithmetic (a driver may still contract it differently)
 # (L lanes per row, R rows per lane, S row slots, subgroup shuffles, tokens): the defaults, a workgroup
 # reduction, row slots not a power of two, lanes that fit lavapipe's subgroups; 1-4 activation rows a
 # dispatch (7 tokens: two dispatches of 4 and 3, the second's rows from t0 = 4). Few pairs: each is two
