@@ -1,4 +1,4 @@
-# Session 6, call 10: Qwen3.5-35B-A3B CUDA decode after remembering two quantized inputs (one quantize launch
+# Session 6, call 10 (trial, reverted: one GPU test failed after it and no device time was left to find which): Qwen3.5-35B-A3B CUDA decode after remembering two quantized inputs (one quantize launch
 # fewer per MoE layer); CUDA tests of the matvec input cache.
 . bench/gpu_env.sh
 mkdir -p .real
