@@ -116,9 +116,10 @@ class Device:
     """A wgpu device plus its pipeline cache and the pending command encoder of the current step."""
 
     def __init__(self, allow_cpu_adapter: bool = False, subgroups: bool = True, submit_every: int = SUBMIT_EVERY,
-                 raw: bool = True, submit_first: int = SUBMIT_FIRST) -> None:
+                 raw: bool = True, submit_first: int = SUBMIT_FIRST, binding_limit: int | None = None) -> None:
         """subgroups: use subgroup shuffles where the adapter has them; submit_every, submit_first: see
-        below; raw: replays call wgpu-native's C functions directly (else through wgpu's Python wrappers)."""
+        below; raw: replays call wgpu-native's C functions directly (else through wgpu's Python wrappers);
+        binding_limit: bytes one storage binding may hold, below the adapter's (tests of split weights)."""
         self.wgpu = wgpu = _import_wgpu()
         self.adapter = select_adapter(wgpu, allow_cpu_adapter)
         lim = self.adapter.limits
@@ -135,6 +136,8 @@ class Device:
         if info.get("vendor_id") == 0x10DE:  # NVIDIA: always 32 (wgpu 0.32 reports 4..128 there)
             self.subgroup_min = 32
         self.max_binding = int(lim.get("max-storage-buffer-binding-size", 128 << 20))
+        if binding_limit is not None:
+            self.max_binding = min(self.max_binding, int(binding_limit))
         self.info = dict(self.adapter.info)
         self._modules: dict[str, Any] = {}
         self._pipelines: dict[tuple, Any] = {}

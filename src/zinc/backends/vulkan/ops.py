@@ -5,7 +5,9 @@ takes its output from the device's buffer pool and records its dispatch into the
 command encoder, so a model step is one command buffer that is submitted when the host reads a
 result (`to_numpy`). Weights are
 repacked at upload (`weights.py`); matmul, matmul over selected experts and embed splice the weight
-type's WGSL dequantizer into their kernel.
+type's WGSL dequantizer into their kernel. A 2-D weight larger than one storage binding may hold (the
+adapter's limit) is uploaded in parts of whole rows: matmul runs per part into column blocks, embed
+per part for the tokens whose rows it holds.
 
 Q4_K / Q6_K products run on 8-bit activations (`shaders/lib/q8.wgsl`:
 int8 codes per 32 values, laid out so that a matvec's lanes read them coalesced) with integer dot
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from dataclasses import replace
 from typing import Any, Iterable
 
 import numpy as np
@@ -51,6 +54,7 @@ from zinc.backends.cpu.ops import CpuOps, rope_cache
 from zinc.backends.vulkan.attention import record_attention
 from zinc.backends.vulkan.device import Device, grid, shader_source
 from zinc.backends.vulkan.weights import DEQUANT, MATVEC, VkWeight, dequant_src, matvec_src, mvq_src, repack
+from zinc.errors import BackendUnavailableError
 from zinc.gguf.constants import GGMLType
 
 _NP = {"f32": np.float32, "f16": np.float32, "i32": np.int32}
@@ -213,8 +217,23 @@ class VulkanOps(BaseOps):
 
     # -- memory --------------------------------------------------------------------------------------
     def upload(self, qt: QTensor) -> VkWeight:
+        """The repacked weight in one buffer, or a 2-D one over the adapter's binding limit in parts of
+        whole rows (VkWeight.parts)."""
         data, row_words = repack(qt)
-        return VkWeight(qt, self.dev.buffer_from(np.ascontiguousarray(data)), row_words)
+        limit = self.dev.max_binding
+        if data.nbytes <= limit:
+            return VkWeight(qt, self.dev.buffer_from(np.ascontiguousarray(data)), row_words)
+        rows = limit // (4 * row_words)
+        if len(qt.shape) != 2 or rows == 0:
+            raise BackendUnavailableError(
+                f"tensor {qt.name} {qt.shape} ({data.nbytes} bytes) exceeds the adapter's storage binding "
+                f"limit of {limit} bytes and cannot be split by rows")
+        raw, parts = qt.data.reshape(qt.shape[0], -1), []
+        for r0 in range(0, qt.shape[0], rows):
+            r1 = min(r0 + rows, qt.shape[0])
+            part = replace(qt, name=f"{qt.name}[{r0}:{r1}]", shape=(r1 - r0, qt.shape[1]), data=raw[r0:r1].reshape(-1))
+            parts.append((r0, VkWeight(part, self.dev.buffer_from(np.ascontiguousarray(data[r0:r1])), row_words)))
+        return VkWeight(qt, None, row_words, parts)
 
     def from_numpy(self, a: np.ndarray) -> VkArray:
         a = np.asarray(a)
@@ -289,7 +308,7 @@ class VulkanOps(BaseOps):
         out, c0 = [], 0
         for s in sizes:
             y = self._new((*x.shape[:-1], s), x.dtype)
-            u = self.dev.uniform("IIII", R, s, C, c0)
+            u = self.dev.uniform("IIIIII", R, s, C, c0, s, 0)
             self._run("copy_cols", u, [x.buf, y.buf], grid(-(-R * s // 64)))
             out.append(y)
             c0 += s
@@ -302,11 +321,27 @@ class VulkanOps(BaseOps):
         return y
 
     # -- weight ops ----------------------------------------------------------------------------------------
+    def _concat_cols(self, parts: list[VkArray]) -> VkArray:
+        """The arrays side by side along the last axis (rows of equal count)."""
+        C = sum(p.shape[-1] for p in parts)
+        y = self._new((*parts[0].shape[:-1], C))
+        d0 = 0
+        for p in parts:
+            R, s = p.size // p.shape[-1], p.shape[-1]
+            self._run("copy_cols", self.dev.uniform("IIIIII", R, s, s, 0, C, d0), [p.buf, y.buf], grid(-(-R * s // 64)))
+            d0 += s
+        return y
+
     def embed(self, w: VkWeight, ids: VkArray) -> VkArray:
         K = w.shape[-1]
         T = ids.size
         nchunk = -(-K // 32)
         y = self._new((*ids.shape, K))
+        if w.parts:  # every token's row is in one part: each part's dispatch writes its tokens
+            for r0, p in w.parts:
+                u = self.dev.uniform("IIIIII", p.shape[0], K, T, p.row_words, nchunk, r0)
+                self._run("embed", u, [ids.buf, p.buf, y.buf], grid(-(-T * nchunk // 64)), {"DEQUANT": dequant_src(p)})
+            return y
         u = self.dev.uniform("IIIIII", w.shape[0], K, T, w.row_words, nchunk, 0)
         out = y._buf  # the closure must not hold y (no reference cycle: pooled buffers free promptly)
 
@@ -323,6 +358,8 @@ class VulkanOps(BaseOps):
         N, K = w.shape[0], w.shape[-1]
         if len(w.shape) != 2 or x.shape[-1] != K:
             raise ValueError(f"matmul: x {x.shape} does not match weight {w.qt.name} {w.shape}")
+        if w.parts:  # a weight over the binding limit: a product per part of its rows, side by side
+            return self._concat_cols([self.matmul(x, p) for _, p in w.parts])
         T = x.size // K
         nchunk, n_tiles = -(-K // 32), -(-T // 4)
 
@@ -489,7 +526,8 @@ class VulkanOps(BaseOps):
 
     def matmul_glu(self, x: VkArray, w_gate: VkWeight, w_up: VkWeight, act: str) -> VkArray:
         N, K = w_gate.shape[0], w_gate.shape[-1]
-        if len(w_gate.shape) != 2 or w_gate.shape != w_up.shape or x.shape[-1] != K or act not in _GLU:
+        if (len(w_gate.shape) != 2 or w_gate.shape != w_up.shape or x.shape[-1] != K or act not in _GLU
+                or w_gate.parts or w_up.parts):
             return super().matmul_glu(x, w_gate, w_up, act)
         T = x.size // K
         y = self._new((*x.shape[:-1], N))

@@ -42,10 +42,13 @@ MATVEC = {GGMLType.Q4_K: "q4_k", GGMLType.Q6_K: "q6_k"}
 
 
 class VkWeight:
-    """A weight on the device: repacked words, ggml type, row-major shape and words per row."""
+    """A weight on the device: repacked words, ggml type, row-major shape and words per row.
 
-    def __init__(self, qt: QTensor, buf: Any, row_words: int) -> None:
-        self.qt, self.buf, self.row_words = qt, buf, row_words
+    A 2-D weight larger than one storage binding may hold is uploaded as `parts`: (first row, VkWeight of
+    the following rows) each under the limit, and `buf` is None; the matmul and embed ops run per part."""
+
+    def __init__(self, qt: QTensor, buf: Any, row_words: int, parts: list[tuple[int, "VkWeight"]] | None = None) -> None:
+        self.qt, self.buf, self.row_words, self.parts = qt, buf, row_words, parts
         self.shape, self.ggml_type = qt.shape, qt.ggml_type
 
 
