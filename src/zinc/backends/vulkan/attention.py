@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from zinc.backends.vulkan.device import grid
+from zinc.backends.vulkan.matvec import MVQ_ROWS, _q8_row_words
 
 SPLIT_CELLS = 256  # cells per split of the cache at most when NS < MAX_SPLITS
 MAX_SPLITS = 32
@@ -34,8 +35,6 @@ def record_attention(ops: Any, q, k, v, q_pos, kv_pos, n_kv: int, kq_scale: floa
                      sinks, fused: tuple | None, split: bool = True):
     """Record the attention of q (T, Hq, Dh) over the cache k (S, Hkv, Dh), v (S, Hkv, Dv) -> (T, Hq, Dv);
     fused: the deferred rope_qk_kv_write's (args, q_norm, k_norm, eps) whose q this is (T == 1)."""
-    from zinc.backends.vulkan.ops import MVQ_ROWS, _q8_row_words
-
     dev = ops.dev
     if fused is not None:
         (qr, kr, vr, _, p, ff, _, _, _, slots), q_norm, k_norm, eps = fused
