@@ -314,17 +314,13 @@ class VulkanOps(MatvecOps, BaseOps):
         T = ids.size
         nchunk = -(-K // 32)
         y = self._new((*ids.shape, K))
-        if w.parts:  # every token's row is in one part: each part's dispatch writes its tokens
-            for r0, p in w.parts:
-                u = self.dev.uniform("IIIIII", p.shape[0], K, T, p.row_words, nchunk, r0)
-                self._run("embed", u, [ids.buf, p.buf, y.buf], grid(-(-T * nchunk // 64)), {"DEQUANT": dequant_src(p)})
-            return y
-        u = self.dev.uniform("IIIIII", w.shape[0], K, T, w.row_words, nchunk, 0)
         out = y._buf  # the closure must not hold y (no reference cycle: pooled buffers free promptly)
 
-        def record() -> None:
-            self._run("embed", u, [ids.buf, w.buf, out], grid(-(-T * nchunk // 64)), {"DEQUANT": dequant_src(w)})
-        if ids.ndim == 2 and w.ggml_type == GGMLType.F32 and len(w.shape) == 2:  # an expert bias: see add()
+        def record() -> None:  # a table in parts (VkWeight.parts): each part's dispatch writes its tokens
+            for r0, p in w.parts or [(0, w)]:
+                u = self.dev.uniform("IIIIII", p.shape[0], K, T, p.row_words, nchunk, r0)
+                self._run("embed", u, [ids.buf, p.buf, out], grid(-(-T * nchunk // 64)), {"DEQUANT": dequant_src(p)})
+        if ids.ndim == 2 and w.ggml_type == GGMLType.F32 and len(w.shape) == 2 and not w.parts:  # expert bias: add()
             y.pending, y.lazy = record, ("embed", w, ids)
         else:
             record()

@@ -78,9 +78,13 @@ class StepReplayer:
         self.replays = 0
         self.refused: dict[tuple, tuple[Any, str]] = {}  # key -> (cache weakref, why): runs eagerly
 
+    @staticmethod
+    def _key(forward, cfg, weights, batch, cache) -> tuple:
+        return (id(forward), id(cfg), id(weights), id(cache), bool(batch.last_only))
+
     def find(self, forward, cfg, weights, batch, cache) -> Recording | None:
         """The valid recording of this step (same model, cache and cache buffers), or None."""
-        key = (id(forward), id(cfg), id(weights), id(cache), bool(batch.last_only))
+        key = self._key(forward, cfg, weights, batch, cache)
         rec = self.steps.get(key)
         if rec is not None and rec.cache_ref() is cache and _same(rec.signature, cache_signature(cache)):
             self.steps[key] = self.steps.pop(key)  # most recently used last
@@ -88,7 +92,7 @@ class StepReplayer:
         return None
 
     def run(self, forward, cfg, weights, batch, cache) -> Any:
-        key = (id(forward), id(cfg), id(weights), id(cache), bool(batch.last_only))
+        key = self._key(forward, cfg, weights, batch, cache)
         for k in [k for k, r in self.steps.items() if r.cache_ref() is None]:
             del self.steps[k]
         for k in [k for k, r in self.refused.items() if r[0]() is None]:
