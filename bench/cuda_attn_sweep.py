@@ -1,4 +1,4 @@
-"""Decode attention on a GPU: check, then time the tensor-core split kernel per configuration.
+"""Decode attention on a GPU: check, then time the old (CUDA-core) and new (tensor-core) split kernels.
 
 `python bench/cuda_attn_sweep.py` (on the H200, no arguments): for each shape in SHAPES and each cache
 size in CELLS, every timed configuration is first checked against float64 torch math on the same f16
@@ -6,7 +6,7 @@ cache (T query rows at the end of a cache with empty cells); the time is the med
 `do_bench_cudagraph` over a replayed graph of many layers (distinct caches, more bytes than the L2),
 divided by the layers. The search: splits at a default tile, then (cells per block, warps, stages) at
 the best splits, then the splits again at the best tile; plus plain-f16 operands (exact=False), 4
-and 16 query rows and the PROPOSED table (the old CUDA-core kernel's numbers: results/2026-11-30-*attn*). Prints one line per result and a summary
+and 16 query rows, the old kernel and the PROPOSED table. Prints one line per result and a summary
 table (cells, config, us, TB/s of K+V reads); writes $OUT/attn-sweep.json (or --out DIR).
 `--small` runs tiny shapes in Triton's interpreter (no GPU) to show the script works; `--shapes a,b`
 keeps some shapes; `--quick` times fewer configurations; past `--budget` seconds (420) the remaining
@@ -33,6 +33,7 @@ if SMALL and not torch.cuda.is_available():
 sys.path.insert(0, str(ROOT / "src"))
 
 import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
 
 from zinc.backends.cuda.kernels import attention as kattn  # noqa: E402
 
@@ -49,6 +50,70 @@ SMALL_SHAPES = {"tiny-a": (4, 2, 32), "tiny-b": (6, 2, 64)}
 SMALL_CELLS = (40, 100)
 SMALL_SPLITS = (2, 4)
 SMALL_TILES = [(16, 4, 2), (32, None, 3)]
+
+
+@triton.jit
+def old_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, scale, cap, window,
+                     R: tl.constexpr, RP: tl.constexpr, D: tl.constexpr, DV: tl.constexpr,
+                     DP: tl.constexpr, DVP: tl.constexpr, HKV: tl.constexpr, NSPLIT: tl.constexpr,
+                     BS: tl.constexpr, SOFTCAP: tl.constexpr):
+    """The CUDA-core split kernel this rewrite replaced (broadcast-multiply-sum), for the timings."""
+    pid = tl.program_id(0)
+    sp = tl.program_id(1)
+    t = pid // HKV
+    hk = pid % HKV
+    qp = tl.load(q_pos + t)
+    n_eff = tl.minimum(tl.minimum(n_kv, S), tl.load(q_pos + T - 1) + 1)
+    chunk = tl.cdiv(tl.cdiv(n_eff, NSPLIT), BS) * BS
+    start = sp * chunk
+    end = tl.minimum(start + chunk, n_eff)
+    rr = tl.arange(0, RP)
+    dd = tl.arange(0, DP)
+    dv = tl.arange(0, DVP)
+    hq = hk * R + rr
+    qv = tl.load(q + (t * HKV * R + hq)[:, None] * D + dd[None, :], mask=(rr < R)[:, None] & (dd < D)[None, :],
+                 other=0.0)
+    m_i = tl.full([RP], -1.0e30, tl.float32)
+    l_i = tl.zeros([RP], tl.float32)
+    acc = tl.zeros([RP, DVP], tl.float32)
+    for s0 in range(start, end, BS):
+        cell = s0 + tl.arange(0, BS)
+        cm = cell < end
+        kt = tl.load(k + (cell.to(tl.int64) * HKV + hk)[:, None] * D + dd[None, :],
+                     mask=cm[:, None] & (dd < D)[None, :], other=0.0).to(tl.float32)
+        s = tl.sum(qv[:, None, :] * kt[None, :, :], axis=2)
+        if SOFTCAP:
+            s = cap * (2.0 / (1.0 + tl.exp(-2.0 * s / cap)) - 1.0)
+        kp = tl.load(kv_pos + cell, mask=cm, other=-1)
+        vis = cm & (kp >= 0) & (kp <= qp) & ((window == 0) | (qp - kp < window))
+        s = tl.where(vis[None, :], s * scale, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        vt = tl.load(v + (cell.to(tl.int64) * HKV + hk)[:, None] * DV + dv[None, :],
+                     mask=cm[:, None] & (dv < DV)[None, :], other=0.0).to(tl.float32)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * vt[None, :, :], axis=1)
+        m_i = m_new
+    row = (t * HKV * R + hq) * NSPLIT + sp
+    tl.store(m_out + row, m_i, mask=rr < R)
+    tl.store(l_out + row, l_i, mask=rr < R)
+    tl.store(o_out + row[:, None] * DV + dv[None, :], acc, mask=(rr < R)[:, None] & (dv < DV)[None, :])
+
+
+def old_decode(q, k, v, q_pos, kv_pos, n_kv, scale, window, cap, sinks, scratch, out, nsplit, bs=16):
+    t, hq, d = q.shape
+    s, hkv, dv = v.shape
+    r = hq // hkv
+    m, l, o = scratch
+    old_split_kernel[(t * hkv, nsplit)](q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0,
+                                        window, R=r, RP=max(2, triton.next_power_of_2(r)), D=d, DV=dv,
+                                        DP=triton.next_power_of_2(d), DVP=triton.next_power_of_2(dv), HKV=hkv,
+                                        NSPLIT=nsplit, BS=bs, SOFTCAP=bool(cap), num_warps=4)
+    nsp = max(2, triton.next_power_of_2(nsplit))
+    kattn.attn_combine_kernel[(t * hq,)](m, l, o, sinks if sinks is not None else m, out, hq, NSPLIT=nsplit,
+                                         NSP=nsp, DV=dv, DVP=triton.next_power_of_2(dv),
+                                         HAS_SINK=sinks is not None, CH=nsp, num_warps=1)
 
 
 def reference(q, k, v, q_pos, kv_pos, scale, window, cap, sinks):
@@ -87,18 +152,20 @@ class Case:
         self.out = torch.empty((T, hq, d), device=dev)
         n = T * hq * max_split
         self.scratch = (torch.empty(n, device=dev), torch.empty(n, device=dev), torch.empty((n, d), device=dev))
-        self.counters = torch.zeros(hkv * T * hq, dtype=torch.int32, device=dev)
         self.want = reference(self.q, self.k[0], self.v[0], self.q_pos, self.kv_pos, *self.args, self.sinks)
         self.cells, self.layers, self.T = cells, layers, T
         self.seen = {}  # effective configuration -> its record
         self.kv_bytes = 2 * cells * hkv * d * 2  # K + V of one layer, f16
 
     def call(self, i, cfg):
-        """Layer i with cfg = ("new", nsplit, bs, warps, stages, exact)."""
+        """Layer i with cfg = ("old", nsplit) or ("new", nsplit, bs, warps, stages, exact)."""
         a = (self.q, self.k[i], self.v[i], self.q_pos, self.kv_pos, self.cells, *self.args, self.sinks,
-             self.scratch, self.out, self.counters)
-        _, ns, bs, w, st, exact = cfg
-        kattn.decode_attention(*a, nsplit=ns, bs=bs, warps=w, stages=st, exact=exact)
+             self.scratch, self.out)
+        if cfg[0] == "old":
+            old_decode(*a, nsplit=cfg[1])
+        else:
+            _, ns, bs, w, st, exact = cfg
+            kattn.decode_attention(*a, nsplit=ns, bs=bs, warps=w, stages=st, exact=exact)
 
 
 def rel(a, b) -> float:
@@ -140,7 +207,8 @@ def measure(case, cfg, name, res, role="") -> dict:
 
 def fmt(r) -> str:
     """One result line; the role (summary) at its end."""
-    cfg = (f"new ns {r['nsplit']:3} bs {r['bs']:3} w{r['warps']} st{r['stages']} {'exact' if r['exact'] else 'f16'}")
+    cfg = (f"old ns {r['nsplit']:3}" if r["kernel"] == "old" else
+           f"new ns {r['nsplit']:3} bs {r['bs']:3} w{r['warps']} st{r['stages']} {'exact' if r['exact'] else 'f16'}")
     if "error" in r:
         return f"{r['shape']:18} cells {r['cells']:6} T{r['T']:<2} {cfg:34} ERROR {r['error'][-120:]}"
     flag = "" if r["rel_err"] < (1e-5 if r.get("exact", True) else 3e-3) else "  <-- WRONG"
@@ -179,7 +247,8 @@ def sweep_shape(name, shape, cells_list, splits, tiles, quick, dev, res, deadlin
         lim = next(p for p in PROPOSED if cells < p[0])
         prop = measure(case, new(min(lim[1], sps[-1]), (lim[2], None, 3)), name, res, "proposed")
         f16 = measure(case, new(win["nsplit"], wtile, False), name, res, "best, f16 operands")
-        summary += [dict(r, role=role) for r, role in ((win, "new best"),
+        olds = [measure(case, ("old", ns), name, res) for ns in sps if ns in (16, 32, 64, 128) or SMALL]
+        summary += [dict(r, role=role) for r, role in ((best(olds), "old best"), (win, "new best"),
                                                        (prop, "proposed"), (f16, "best, f16 operands")) if r]
         del case
         for T in (4, 16):

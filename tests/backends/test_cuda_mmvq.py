@@ -145,34 +145,6 @@ def test_matvec_glu(t, act):
     assert rel(out.cpu().numpy(), want) < (1e-3 if act == "gelu" else 1e-5)  # NumPy: llama.cpp's f16 GELU table
 
 
-@pytest.mark.parametrize("t,cfg", [(GGMLType.Q4_K, (1, 4, 1, 1, 3, 1)), (GGMLType.Q4_K, (2, 4, 1, 1)),
-                                   (GGMLType.Q8_0, (4, 8, 2, 1)), (GGMLType.Q4_K, (64, 4, 1, 1))],
-                         ids=["Q4_K-bn1-v1", "Q4_K-bn2", "Q8_0-bn4", "Q4_K-bn64"])
-def test_matvec_glu_q8_output(t, cfg):
-    """The GLU matvec also writes its output on 8 bits, exactly as quantize_x(out) (the last program
-    of each block of 32 outputs quantizes it; BN 64 spans blocks: a quantize after the matvec), for
-    two rows, and leaves its counters zeroed for the next launch (run twice on them)."""
-    from zinc.backends.cuda.kernels.elementwise import GLU_ACTS
-
-    n, k, T = 64, 256, 2
-    rng = np.random.default_rng(n + cfg[0])
-    wg, wu = (CudaWeight(QTensor(f"w{i}", t, (n, k), random_blocks(t, n * k, rng, scale=0.05)), DEVICE).parts
-              for i in range(2))
-    cnt = torch.zeros(T * n // 32 + 5, dtype=torch.int32, device=DEVICE)
-    outs = []
-    for rep in range(2):
-        x = rng.standard_normal((T, k)).astype(np.float32)
-        out = torch.empty((T, n), dtype=torch.float32, device=DEVICE)
-        q8 = (*mmvq.q8_buffers(T, n, DEVICE), cnt)
-        mmvq.matvec(mmvq.quantize_x(torch.from_numpy(x).to(DEVICE)), wg, int(t), n, k, out, cfg=cfg,
-                    glu=(wu, GLU_ACTS["silu"]), q8=q8)
-        for a, b in zip(q8[:3], mmvq.quantize_x(out.clone())):
-            assert torch.equal(a, b)
-        assert int(cnt.abs().sum()) == 0
-        outs.append(out)
-    assert not torch.equal(outs[0], outs[1])
-
-
 @pytest.mark.parametrize("T,hq,hkv,dv,softcap", [(1, 4, 2, 64, 0.0), (3, 6, 3, 32, 20.0), (4, 2, 1, 128, 0.0)])
 def test_attention_output_quantized_in_combine(T, hq, hkv, dv, softcap):
     """Decode attention writes its output's 8-bit form (the combine kernel) exactly as quantize_x

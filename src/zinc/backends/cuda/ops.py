@@ -82,8 +82,6 @@ class CudaOps(BaseOps):
         self._rope: dict[tuple, tuple[torch.Tensor, float]] = {}
         self._graphs: Any = None
         self._qx: tuple | None = None  # (x, its quantization) of the last quantized matmul input
-        self._count: torch.Tensor | None = None  # see _counters
-        self._count_old: list[torch.Tensor] = []
 
     # -- memory ----------------------------------------------------------------------------------
     def upload(self, qt: QTensor) -> CudaWeight:
@@ -296,23 +294,10 @@ class CudaOps(BaseOps):
                 or act not in kel.GLU_ACTS or w_up.ggml_type != w_gate.ggml_type or w_up.shape != w_gate.shape):
             return super().matmul_glu(x, w_gate, w_up, act)
         x2 = x2.float().contiguous()
-        t, n = x2.shape[0], w_gate.rows
-        y = torch.empty((t, n), dtype=torch.float32, device=self.device)
-        q8 = (*mmvq.q8_buffers(t, n, self.device), self._counters(t * n // 32)) if n % 32 == 0 else None
-        mmvq.matvec(self._quantized(x, x2), w_gate.parts, int(w_gate.ggml_type), n, w_gate.k, y,
-                    glu=(w_up.parts, kel.GLU_ACTS[act]), q8=q8)
-        if q8 is not None:  # the GLU output on 8 bits, for the down projection (see _quantized)
-            self._qx = (y, *q8[:3])
-        return y.reshape(*lead, n)
-
-    def _counters(self, n: int) -> torch.Tensor:
-        """Zeroed int32 counters (at least n) for kernels whose last program of a group finishes the
-        group's work (8-bit matvec outputs, decode attention's combine); every kernel leaves them zero."""
-        if self._count is None or self._count.numel() < n:
-            if self._count is not None:  # a captured graph may still count in the old ones
-                self._count_old.append(self._count)
-            self._count = torch.zeros(max(n, 1 << 14), dtype=torch.int32, device=self.device)
-        return self._count
+        y = torch.empty((x2.shape[0], w_gate.rows), dtype=torch.float32, device=self.device)
+        mmvq.matvec(self._quantized(x, x2), w_gate.parts, int(w_gate.ggml_type), w_gate.rows, w_gate.k, y,
+                    glu=(w_up.parts, kel.GLU_ACTS[act]))
+        return y.reshape(*lead, w_gate.rows)
 
     def glu(self, gate, up, act):
         if act not in kel.GLU_ACTS:
@@ -400,8 +385,7 @@ class CudaOps(BaseOps):
             if not self.exact and T <= MATVEC_MAX_ROWS and dv >= 32 and dv & (dv - 1) == 0:
                 q8 = mmvq.q8_buffers(T, Hq * dv, self.device)
             kattn.decode_attention(q.contiguous(), k, v, q_pos, kv_pos, n, float(kq_scale), int(window),
-                                   float(softcap), sinks, scratch, out, self._counters(T * Hq), nsplit=nsplit,
-                                   bs=bs, q8=q8)
+                                   float(softcap), sinks, scratch, out, nsplit=nsplit, bs=bs, q8=q8)
             if q8 is not None:
                 self._qx = (out, *q8)
             return out

@@ -4,9 +4,8 @@ Pass 1 (`attn_split_kernel`, grid (Hkv * row blocks, NSPLIT)): a program takes t
 R = Hq / Hkv query heads of one KV head times the T query rows (BM of them, padded to at least 16),
 and one contiguous range of cells, streamed in blocks of BS cells: scores Q.K^T with `tl.dot`, the
 softcap, the causal / window mask from the positions stored in the cells (-1 = empty), an online
-softmax and P.V with `tl.dot`; it writes its running max, sum and un-normalised output, and the
-last split of a row block to finish (an acquire-release counter per program row) merges the splits
-(and the attention sink, when given) into the output: one launch, no combine pass.
+softmax and P.V with `tl.dot`; it writes its running max, sum and un-normalised output. Pass 2
+(`attn_combine_kernel`, grid (T * Hq,)) merges the splits (and the attention sink, when given).
 
 Operands: an f16 cache is read as f16 and f32 accumulated; with EXACT the f32 rows of Q and of P are
 each split into two f16 halves (hi + lo), so the products are as accurate as f32 math (the cache
@@ -52,11 +51,9 @@ def _mma(hi, lo, b, acc, KV16: tl.constexpr, EXACT: tl.constexpr):
 
 @triton.jit
 def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, scale, cap, window, NSPLIT,
-                      cnt, sinks, out, xq, xd, xs, HQ,
                       R: tl.constexpr, D: tl.constexpr, DV: tl.constexpr, DP: tl.constexpr,
                       DVP: tl.constexpr, HKV: tl.constexpr, BM: tl.constexpr,
-                      BS: tl.constexpr, SOFTCAP: tl.constexpr, KV16: tl.constexpr, EXACT: tl.constexpr,
-                      HAS_SINK: tl.constexpr, QUANT: tl.constexpr, NBQ: tl.constexpr):
+                      BS: tl.constexpr, SOFTCAP: tl.constexpr, KV16: tl.constexpr, EXACT: tl.constexpr):
     pid = tl.program_id(0)
     sp = tl.program_id(1)
     nrb = tl.cdiv(T * R, BM)
@@ -101,43 +98,42 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
     tl.store(m_out + row, m_i, mask=rm)
     tl.store(l_out + row, l_i, mask=rm)
     tl.store(o_out + row[:, None] * DV + dv[None, :], acc, mask=rm[:, None] & (dv < DV)[None, :])
-    tl.debug_barrier()  # every thread's stores precede the count
-    if tl.atomic_add(cnt + pid, 1, sem="acq_rel", scope="gpu") == NSPLIT - 1:  # the last split: combine
-        tl.store(cnt + pid, 0)
-        _combine(m_out, l_out, o_out, sinks, out, xq, xd, xs, head, rm, NSPLIT, HQ, DV, DVP, BM, HAS_SINK, QUANT,
-                 NBQ)
 
 
 @triton.jit
-def _combine(m_in, l_in, o_in, sinks, out, xq, xd, xs, head, rm, NSPLIT, HQ, DV: tl.constexpr, DVP: tl.constexpr,
-             BM: tl.constexpr, HAS_SINK: tl.constexpr, QUANT: tl.constexpr, NBQ: tl.constexpr):
-    """The output rows `head` (BM,) (where rm) from the NSPLIT splits' maxima, sums and outputs (and the
-    attention sink of the head, when given): a softmax over all the cells. With QUANT (DV = NBQ * 32)
-    the rows are also written on 8 bits for the output projection's matvec: blocks head * NBQ ... of
-    the (T, HQ * DV) activation, i.e. of one flat row (`mmvq.q8_store`)."""
+def attn_combine_kernel(m_in, l_in, o_in, sinks, out, xq, xd, xs, HQ, NSPLIT: tl.constexpr, NSP: tl.constexpr,
+                        DV: tl.constexpr, DVP: tl.constexpr, HAS_SINK: tl.constexpr, CH: tl.constexpr,
+                        QUANT: tl.constexpr, NBQ: tl.constexpr):
+    """One output row: the max over the NSP (>= NSPLIT) splits' maxima, then their outputs CH at a time.
+    With QUANT (DV = NBQ * 32) the row is also written on 8 bits for the output projection's matvec:
+    blocks h * NBQ ... of the (T, HQ * DV) activation row t (`mmvq.q8_store`)."""
+    row = tl.program_id(0)  # t * HQ + h
+    sp = tl.arange(0, NSP)
+    sm = sp < NSPLIT
     dv = tl.arange(0, DVP)
-    om = rm[:, None] & (dv < DV)[None, :]
-    mx = tl.full([BM], NEG, tl.float32)
-    for sp in range(NSPLIT):
-        mx = tl.maximum(mx, tl.load(m_in + head * NSPLIT + sp, mask=rm, other=NEG, cache_modifier=".cg"))
+    dm = dv < DV
+    m = tl.load(m_in + row * NSPLIT + sp, mask=sm, other=NEG)
+    l = tl.load(l_in + row * NSPLIT + sp, mask=sm, other=0.0)
+    mx = tl.max(m, axis=0)
     if HAS_SINK:
-        sk = tl.load(sinks + head % HQ, mask=rm, other=NEG)
+        sk = tl.load(sinks + row % HQ)
         mx = tl.maximum(mx, sk)
-    z = tl.zeros([BM], tl.float32)
-    y = tl.zeros([BM, DVP], tl.float32)
-    for sp in range(NSPLIT):
-        r = head * NSPLIT + sp
-        w = tl.exp(tl.load(m_in + r, mask=rm, other=NEG, cache_modifier=".cg") - mx)
-        z += tl.load(l_in + r, mask=rm, other=0.0, cache_modifier=".cg") * w
-        y += tl.load(o_in + r[:, None] * DV + dv[None, :], mask=om, other=0.0, cache_modifier=".cg") * w[:, None]
+    z = tl.sum(l * tl.exp(m - mx), axis=0)
     if HAS_SINK:
-        z += tl.exp(sk - mx)
-    y = y / tl.where(rm, z, 1.0)[:, None]
-    tl.store(out + head[:, None] * DV + dv[None, :], y, mask=om)
+        z = z + tl.exp(sk - mx)
+    y = tl.zeros([DVP], tl.float32)
+    for c in tl.static_range(0, NSP, CH):
+        spc = c + tl.arange(0, CH)
+        cm = spc < NSPLIT
+        w = tl.exp(tl.load(m_in + row * NSPLIT + spc, mask=cm, other=NEG) - mx)
+        o = tl.load(o_in + (row * NSPLIT + spc)[:, None] * DV + dv[None, :], mask=cm[:, None] & dm[None, :],
+                    other=0.0)
+        y += tl.sum(o * w[:, None], axis=0)
+    y = y / z
+    tl.store(out + row * DV + dv, y, mask=dm)
     if QUANT:
-        b = (head[:, None] * NBQ + tl.arange(0, NBQ)[None, :]).reshape(BM * NBQ)
-        ok = (rm[:, None] & (tl.arange(0, NBQ) >= 0)[None, :]).reshape(BM * NBQ)
-        q8_store(tl.reshape(y, (BM * NBQ, 2, 4, 4)), b, 0, HQ * DV, ok, xq, xd, xs)
+        b = (row % HQ) * NBQ + tl.arange(0, NBQ)
+        q8_store(tl.reshape(y, (NBQ, 2, 4, 4)), b, row // HQ, HQ * DV, b >= 0, xq, xd, xs)
 
 
 def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, esize: int) -> tuple[int, ...]:
@@ -154,23 +150,24 @@ def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, e
 
 
 def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: int, cap: float,
-                     sinks, scratch, out, counters, nsplit: int = 32, bs: int = 64, warps: int | None = None,
+                     sinks, scratch, out, nsplit: int = 32, bs: int = 64, warps: int | None = None,
                      stages: int = 3, exact: bool = True, q8=None) -> None:
     """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32; out (T, Hq, DV) f32;
-    scratch: (m, l, o) of T * Hq * nsplit rows; counters: zeroed int32, at least Hkv * cdiv(T * Hq / Hkv,
-    16) (left zeroed). bs, stages, warps: see `tiles`. q8: (xq, xd, xs) of `mmvq.q8_buffers(T, Hq * DV)`
-    to also get the output on 8 bits (DV a power of two >= 32)."""
+    scratch: (m, l, o) of T * Hq * nsplit rows. bs, stages, warps: see `tiles`. q8: (xq, xd, xs) of
+    `mmvq.q8_buffers(T, Hq * DV)` to also get the output on 8 bits (DV a power of two >= 32)."""
     t, hq, d = q.shape
     s, hkv, dv = v.shape
     r = hq // hkv
     m, l, o = scratch
     bm, bs, stages, warps = tiles(t * r, d, dv, bs, stages, warps, k.element_size())
     dp, dvp = max(16, triton.next_power_of_2(d)), max(16, triton.next_power_of_2(dv))
-    grid = (hkv * triton.cdiv(t * r, bm), nsplit)
-    assert counters.numel() >= grid[0], "too few counters"
+    attn_split_kernel[(hkv * triton.cdiv(t * r, bm), nsplit)](
+        q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, R=r, D=d,
+        DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap), KV16=k.element_size() == 2,
+        EXACT=exact, num_warps=warps, num_stages=stages)
+    nsp, dvp = max(2, triton.next_power_of_2(nsplit)), triton.next_power_of_2(dv)
     xq, xd, xs = q8 if q8 is not None else (m, m, m)
-    attn_split_kernel[grid](
-        q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, counters,
-        sinks if sinks is not None else m, out, xq, xd, xs, hq, R=r, D=d, DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm,
-        BS=bs, SOFTCAP=bool(cap), KV16=k.element_size() == 2, EXACT=exact, HAS_SINK=sinks is not None,
-        QUANT=q8 is not None, NBQ=max(1, dv // 32), num_warps=warps, num_stages=stages)
+    attn_combine_kernel[(t * hq,)](m, l, o, sinks if sinks is not None else m, out, xq, xd, xs, hq, NSPLIT=nsplit,
+                                   NSP=nsp, DV=dv, DVP=dvp, HAS_SINK=sinks is not None,
+                                   CH=min(nsp, max(2, 4096 // dvp)), QUANT=q8 is not None, NBQ=max(1, dv // 32),
+                                   num_warps=4 if nsp * dvp >= 4096 else 1)

@@ -121,11 +121,10 @@ def q8_buffers(t: int, k: int, device) -> tuple[torch.Tensor, torch.Tensor, torc
             torch.empty((t, k // 16), dtype=torch.float32, device=device))
 
 
-def quantize_x(x: torch.Tensor, nb: int = 8, out: tuple | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """x (T, K) f32 contiguous, K a multiple of 32 -> (xq, xd, xs) as `quantize_kernel` says (into `out`
-    when given, `q8_buffers`)."""
+def quantize_x(x: torch.Tensor, nb: int = 8) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """x (T, K) f32 contiguous, K a multiple of 32 -> (xq, xd, xs) as `quantize_kernel` says."""
     t, k = x.shape
-    xqt = out or q8_buffers(t, k, x.device)
+    xqt = q8_buffers(t, k, x.device)
     quantize_kernel[(triton.cdiv(k // 32, nb), t)](x, x, x, x, x, *xqt, k, 0.0, NB=nb, NORM=False, HAS_W=False,
                                                    HAS_RES=False, KP=1, num_warps=2)
     return xqt
@@ -389,17 +388,14 @@ def _part_t(a, b, c, d, xqt, xdt, xst, r, u, K, QT: tl.constexpr, ASM: tl.conste
 
 
 @triton.jit
-def mmvq_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, oq, od, os_, cnt, QT: tl.constexpr,
-                BN: tl.constexpr, NG: tl.constexpr, KS: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr,
-                ACT: tl.constexpr, V: tl.constexpr = 0, U: tl.constexpr = 1, Q8: tl.constexpr = False):
+def mmvq_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, QT: tl.constexpr, BN: tl.constexpr,
+                NG: tl.constexpr, KS: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr, ACT: tl.constexpr,
+                V: tl.constexpr = 0, U: tl.constexpr = 1):
     """grid (cdiv(N, BN), T * KS): out[t, rows] (+)= W[rows] . x[t]; with KS > 1 the KS programs of a
     row block take every KS-th step of K and add atomically into a zeroed out. ACT >= 0 (KS 1):
     out = act(W . x) * (W2 . x), W2 (a2..d2) a second weight of the same type and shape (a GLU).
     V = 1 (Q4_K, Q6_K): the per-thread partials of `_part_t` (see `_part_q4k_t`), U steps of NG units
-    per loop trip (unrolled: U steps' weight loads in flight at once).
-    Q8 (KS 1, N a multiple of 32, BN dividing 32): out is also written on 8 bits (oq, od, os_ as
-    `quantize_kernel`'s xq, xd, xs) for the next matvec: the last program to finish a block of 32
-    outputs (counted in cnt, zeros, left zero) quantizes it (`_q8_last`), so no quantize launch follows."""
+    per loop trip (unrolled: U steps' weight loads in flight at once)."""
     t = tl.program_id(1) // KS
     ks = tl.program_id(1) % KS
     rn = tl.program_id(0) * BN + tl.arange(0, BN)
@@ -434,31 +430,8 @@ def mmvq_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, oq, od, o
         y = glu_act(y, y2, ACT)
     if KS == 1:
         tl.store(out + t * so + rn, y, mask=rn < N)
-        if Q8:
-            blk = (tl.program_id(0) * BN) // 32
-            _q8_last(out + t * so, blk, t * (N // 32) + blk, 32 // BN, N, oq + t * (N // 4), od + t * (N // 16),
-                     os_ + t * (N // 16), cnt)
     else:
         tl.atomic_add(out + t * so + rn, y, mask=rn < N)
-
-
-@triton.jit
-def _q8_last(row, blk, ci, arrivals, K, xq, xd, xs, cnt):
-    """After this program stored its share of 32-value block blk of the f32 row (K values): count it
-    at cnt[ci]; the program that brings the count to `arrivals` (the block is complete: every other
-    share was stored before its count, ordered by the acquire-release counter) resets the counter and
-    writes the block on 8 bits (`q8_store`) into xq, xd, xs of that row."""
-    tl.debug_barrier()  # every thread's store of this program precedes the count
-    done = tl.atomic_add(cnt + ci, 1, sem="acq_rel", scope="gpu")
-    if done == arrivals - 1:
-        tl.store(cnt + ci, 0)
-        b = blk + tl.arange(0, 1)
-        h = tl.arange(0, 2)
-        w4 = tl.arange(0, 4)
-        j = tl.arange(0, 4)
-        off = b[:, None, None, None] * 32 + h[None, :, None, None] * 16 + w4[None, None, :, None] * 4 + j[None, None, None, :]
-        v = tl.load(row + off, cache_modifier=".cg")
-        q8_store(v, b, 0, K, b >= 0, xq, xd, xs)
 
 
 TYPES = (8, 12, 14, 39)  # Q8_0, Q4_K, Q6_K, MXFP4
@@ -489,19 +462,11 @@ def words(parts, qtype: int) -> tuple[torch.Tensor, ...]:
 
 
 def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple | None = None,
-           glu: tuple | None = None, q8: tuple | None = None) -> None:
+           glu: tuple | None = None) -> None:
     """xqt = quantize_x(x) for x (T, K) -> out (T, N) f32. glu = (up weight's parts, activation code of
-    `elementwise.GLU_ACTS`): out = act(x . W) * (x . W_up). q8 = (*q8_buffers(T, N), counters): out
-    also written on 8 bits as quantize_x(out) would (N a multiple of 32, out contiguous; counters a
-    zeroed int32 tensor of at least T * N / 32, left zeroed)."""
+    `elementwise.GLU_ACTS`): out = act(x . W) * (x . W_up)."""
     xq, xd, xs = xqt
     bn, ng, nw, ks, *st = cfg or config(qtype, n, k, glu is not None)
-    if q8 is not None and (32 % bn or glu is None and ks > 1):  # blocks of 32 outputs span programs
-        matvec(xqt, parts, qtype, n, k, out, cfg, glu)
-        quantize_x(out, out=q8[:3])
-        return
-    if q8 is not None:
-        assert n % 32 == 0 and out.is_contiguous() and q8[3].numel() >= xq.shape[0] * n // 32, (n, q8[3].shape)
     var = st[1] if len(st) > 1 and qtype in (12, 14) else 0
     unroll = st[2] if len(st) > 2 and var else 1
     assert not (var and qtype == 14 and ng % 2), "Q6_K's per-thread form takes NG units in pairs"
@@ -513,9 +478,9 @@ def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple
         out.zero_()
     unit = 32 if qtype in (8, 39) else 64
     mmvq_kernel[(triton.cdiv(n, bn), xq.shape[0] * ks)](
-        xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, n, k, out.stride(0), *(q8 or (xq, xd, xs, xq)), QT=qtype,
-        BN=bn, NG=ng, KS=ks, ASM=xq.is_cuda, EVEN=k % (unit * ng * ks * unroll) == 0, ACT=glu[1] if glu else -1,
-        V=var, U=unroll, Q8=q8 is not None, num_warps=nw,
+        xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, n, k, out.stride(0), QT=qtype, BN=bn, NG=ng, KS=ks,
+        ASM=xq.is_cuda, EVEN=k % (unit * ng * ks * unroll) == 0, ACT=glu[1] if glu else -1, V=var, U=unroll,
+        num_warps=nw,
         num_stages=st[0] if st else 3)
 
 
