@@ -121,27 +121,34 @@ def q8_buffers(t: int, k: int, device) -> tuple[torch.Tensor, torch.Tensor, torc
             torch.empty((t, k // 16), dtype=torch.float32, device=device))
 
 
-def quantize_x(x: torch.Tensor, nb: int = 8) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def quantize_x(x: torch.Tensor, nb: int = 2) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """x (T, K) f32 contiguous, K a multiple of 32 -> (xq, xd, xs) as `quantize_kernel` says."""
     t, k = x.shape
     xqt = q8_buffers(t, k, x.device)
     quantize_kernel[(triton.cdiv(k // 32, nb), t)](x, x, x, x, x, *xqt, k, 0.0, NB=nb, NORM=False, HAS_W=False,
-                                                   HAS_RES=False, KP=1, num_warps=2)
+                                                   HAS_RES=False, KP=1, num_warps=1)
     return xqt
 
 
-NORM_BLOCKS = 16  # blocks of 32 values each program of `norm_quantize` normalizes and quantizes
+# blocks of 32 values each program of `norm_quantize` normalizes and quantizes, and its warps (rows of 1024 or
+# more; fewer: 16 blocks (at most the row), one warp). H200, one 4096-wide row in a graph
+# (bench/cuda_quant_sweep.py): 2 blocks, 2 warps 2.31 us; 16 blocks, 4 warps 2.55; quantize_x 12288 wide:
+# 2 blocks, 1 warp 1.55 us, 8 blocks, 2 warps 1.73. An empty kernel costs 0.54 us there.
+NORM_BLOCKS, NORM_WARPS = 2, 2
 
 
-def norm_quantize(x: torch.Tensor, w, eps: float, out: torch.Tensor, res=None, sum_out=None):
-    """rms_norm of x (T, K) (+ res, stored to sum_out) (* w) into out, and out quantized (xq, xd, xs)."""
+def norm_quantize(x: torch.Tensor, w, eps: float, out: torch.Tensor, res=None, sum_out=None,
+                  cfg: tuple[int, int] | None = None):
+    """rms_norm of x (T, K) (+ res, stored to sum_out) (* w) into out, and out quantized (xq, xd, xs).
+    cfg: (blocks per program, warps) instead of the default."""
     t, k = x.shape
     xqt = q8_buffers(t, k, x.device)
-    nb = min(NORM_BLOCKS, triton.next_power_of_2(k // 32))
+    nb, nw = cfg or ((NORM_BLOCKS, NORM_WARPS) if k >= 1024 else (16, 1))
+    nb = min(nb, triton.next_power_of_2(k // 32))
     quantize_kernel[(triton.cdiv(k // 32, nb), t)](
         x, w if w is not None else x, res if res is not None else x, sum_out if sum_out is not None else x, out,
         *xqt, k, eps, NB=nb, NORM=True, HAS_W=w is not None, HAS_RES=res is not None,
-        KP=triton.next_power_of_2(k), num_warps=4 if k >= 1024 else 1)
+        KP=triton.next_power_of_2(k), num_warps=nw)
     return xqt
 
 
