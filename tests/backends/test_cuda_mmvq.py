@@ -159,10 +159,27 @@ def test_attention_output_quantized_in_combine(T, hq, hkv, dv, softcap):
     q = rng.standard_normal((T, hq, dv)).astype(np.float32)
     q_pos = np.arange(n - T, n, dtype=np.int32)
     out = ops.attention(*(ops.from_numpy(a) for a in (q, k, v, q_pos, kv_pos)), n, 0.2, softcap=softcap)
-    assert ops._qx is not None and ops._qx[0] is out
+    assert ops._qx and ops._qx[0][0] is out
     a = out.reshape(T, hq * dv)
     want = mmvq.quantize_x(a.contiguous().clone())
     got = ops._quantized(a, a)
     assert (got[0] == want[0]).all()
     assert torch.allclose(got[1], want[1], rtol=1e-6, atol=0) and torch.allclose(got[2], want[2], rtol=1e-6, atol=0)
-    assert ops._qx[0] is out  # found, not recomputed
+    assert len(ops._qx) == 1 and ops._qx[0][0] is out  # found, not recomputed
+
+
+def test_quantized_inputs_remembered():
+    """The last QX_KEEP quantized matmul inputs are found again (a MoE layer quantizes its shared
+    expert's GLU output between two uses of the norm's output): no second quantization of the first."""
+    from zinc.backends.cuda.ops import QX_KEEP, CudaOps
+
+    ops = CudaOps(device=DEVICE.type, graphs=False)
+    rng = np.random.default_rng(5)
+    xs = [torch.from_numpy(rng.standard_normal((1, 64)).astype(np.float32)).to(DEVICE) for _ in range(QX_KEEP + 1)]
+    first = [ops._quantized(x, x) for x in xs[:QX_KEEP]]
+    again = ops._quantized(xs[0], xs[0])
+    assert all(a is b for a, b in zip(again, first[0]))  # the same buffers: not quantized again
+    ops._quantized(xs[QX_KEEP], xs[QX_KEEP])  # the first one quantized falls out
+    assert len(ops._qx) == QX_KEEP and all(h[0] is not xs[0] for h in ops._qx)
+    for got, want in zip(ops._quantized(xs[0], xs[0]), mmvq.quantize_x(xs[0])):
+        assert torch.equal(got, want)

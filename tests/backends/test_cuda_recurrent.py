@@ -193,7 +193,7 @@ def test_rms_norm_gated_q8(ops, ref, T, H, N):
         assert torch.equal(got, want)
     cops = CudaOps(device=DEVICE, graphs=False)
     y = cops.rms_norm_gated(dev(x), dev(w), 1e-6, dev(z), "silu")
-    assert cops._quantizes(y.reshape(T, H * N), y.reshape(T, H * N))
+    assert any(cops._same_input(hit, y.reshape(T, H * N), y.reshape(T, H * N)) for hit in cops._qx)
 
 
 # ------------------------------------------------------------------------------------ mixture of experts

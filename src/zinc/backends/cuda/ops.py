@@ -47,6 +47,7 @@ from zinc.gguf.constants import GGMLType
 _DTYPES = {"f32": torch.float32, "f16": torch.float16, "i32": torch.int32}
 MATVEC_MAX_ROWS = 4  # up to this many rows a matmul is a fused dequant-matvec, past it dequant + GEMM
 DENSE_MATVEC_MAX = 1 << 24  # float weights up to this many values take `kgm.dense_matvec` at those rows
+QX_KEEP = 2  # quantized matmul inputs remembered (CudaOps._quantized)
 TUNED_MATVEC = frozenset({GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0})  # kernels/mmvq.py; others: generic
 MMVQ_EXPERTS = TUNED_MATVEC | {GGMLType.MXFP4}  # expert types of mmvq.matvec_experts; others: generic
 DECODE_ATTN_MAX_ROWS = 16
@@ -81,7 +82,7 @@ class CudaOps(BaseOps):
         self.capturing = False
         self._rope: dict[tuple, tuple[torch.Tensor, float]] = {}
         self._graphs: Any = None
-        self._qx: tuple | None = None  # (x, its quantization) of the last quantized matmul input
+        self._qx: list[tuple] = []  # (x, its quantization) of the last QX_KEEP quantized matmul inputs
 
     # -- memory ----------------------------------------------------------------------------------
     def upload(self, qt: QTensor) -> CudaWeight:
@@ -159,16 +160,25 @@ class CudaOps(BaseOps):
         """x2 (the (T, K) f32 view of x) quantized for `mmvq`; the q, k, v (or gate, up) projections
         of one input share one quantization (no op writes its input in place), and the ops that
         quantize their own output (norms, decode attention) leave it here."""
-        if not self._quantizes(x, x2):
-            self._qx = (x, *mmvq.quantize_x(x2))
-        return self._qx[1:]
+        for hit in self._qx:
+            if self._same_input(hit, x, x2):
+                return hit[1:]
+        q8 = mmvq.quantize_x(x2)
+        self._keep_q8(x, q8)
+        return q8
 
-    def _quantizes(self, x: torch.Tensor, x2: torch.Tensor) -> bool:
-        """Whether `_qx` holds x2's quantization: the same tensor, or a contiguous view of the same
+    def _keep_q8(self, x: torch.Tensor, q8: tuple) -> None:
+        """Remember x's quantization (newest first, QX_KEEP of them: a MoE layer's shared expert quantizes
+        its GLU output between the norm's and the routed experts' use of the norm's)."""
+        self._qx = [(x, *q8)] + self._qx[:QX_KEEP - 1]
+
+    @staticmethod
+    def _same_input(hit: tuple, x: torch.Tensor, x2: torch.Tensor) -> bool:
+        """Whether `hit` holds x2's quantization: the same tensor, or a contiguous view of the same
         memory (the attention output reshaped); `_qx` keeps its tensor alive, so its memory is not reused."""
-        if self._qx is None or self._qx[1].shape != (x2.shape[0], x2.shape[1] // 4):
+        y = hit[0]
+        if hit[1].shape != (x2.shape[0], x2.shape[1] // 4):
             return False
-        y = self._qx[0]
         return y is x or (x.is_contiguous() and y.is_contiguous() and y.data_ptr() == x.data_ptr()
                           and y.numel() == x.numel())
 
@@ -267,7 +277,7 @@ class CudaOps(BaseOps):
         x = x.contiguous()
         out = torch.empty_like(x)
         if self._feeds_matvec(x):  # the norm also quantizes its output for the matvecs it feeds
-            self._qx = (out, *mmvq.norm_quantize(x, w, float(eps), out))
+            self._keep_q8(out, mmvq.norm_quantize(x, w, float(eps), out))
         else:
             kel.rms_norm(x, w, float(eps), out)
         return out
@@ -276,7 +286,7 @@ class CudaOps(BaseOps):
         x, r = x.contiguous(), r.contiguous()
         s, out = torch.empty_like(x), torch.empty_like(x)
         if self._feeds_matvec(x):
-            self._qx = (out, *mmvq.norm_quantize(x, w, float(eps), out, res=r, sum_out=s))
+            self._keep_q8(out, mmvq.norm_quantize(x, w, float(eps), out, res=r, sum_out=s))
         else:
             kel.rms_norm(x, w, float(eps), out, res=r, sum_out=s)
         return s, out
@@ -387,7 +397,7 @@ class CudaOps(BaseOps):
             kattn.decode_attention(q.contiguous(), k, v, q_pos, kv_pos, n, float(kq_scale), int(window),
                                    float(softcap), sinks, scratch, out, nsplit=nsplit, bs=bs, q8=q8)
             if q8 is not None:
-                self._qx = (out, *q8)
+                self._keep_q8(out, q8)
             return out
         out = torch.empty((T, Hq, v.shape[2]), dtype=torch.float32, device=self.device)
         kflash.prefill_attention(q.contiguous(), k, v, q_pos, kv_pos, float(kq_scale), int(window), float(softcap),
@@ -420,7 +430,7 @@ class CudaOps(BaseOps):
             q8 = mmvq.q8_buffers(x.shape[0], x.shape[1] * n, self.device)
         out = krec.rms_norm_gated(x, w, eps, z, q8)
         if q8 is not None:
-            self._qx = (out, *q8)
+            self._keep_q8(out, q8)
         return out
 
     def delta_net_recurrent(self, q, k, v, g, beta, state):
