@@ -7,8 +7,4 @@ V="2,8,1,1,3,1,2;2,8,1,1,3,1,4;2,8,1,1,3,1,3;2,4,1,1,3,1,4;2,4,1,1,3,1,8;4,4,1,1
 timeout 300 python3 bench/cuda_mmvq_sweep.py --out $OUT --shapes Q4_K:4096x12288,Q6_K:4096x12288,Q4_K:4096x4096,Q4_K:6144x4096 --variants "$V" 2>&1 | tail -9
 timeout 60 python3 -m pytest -q -p no:cacheprovider tests/backends/test_cuda_mmvq.py -x 2>&1 | tail -1
 wait
-for i in 1 2; do for v in HEAD ce1000b; do
-  P=$PWD/src; [ $v != HEAD ] && P=$PWD/.snap/$v/src
-  PYTHONPATH=$P timeout 80 sh -c "$Z bench -m .real/q8b.gguf --backend cuda -p 0 -n 128 -r 2 --json" > $OUT/tg-$v-$i.json 2> /dev/null
-  python3 -c "import json,sys; t=json.load(open('$OUT/tg-$v-$i.json'))['tests'][0]; print('$v', t['name'], round(t['tok_s'],1))"
-done; done
+ab tg 2 "-m .real/q8b.gguf --backend cuda -p 0 -n 128 -r 2" HEAD ce1000b
