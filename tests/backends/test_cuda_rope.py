@@ -188,3 +188,55 @@ def test_rope_multi_program(ops, ref, kel, monkeypatch, mode, n_dims, norm, one_
     assert rel(ops.to_numpy(got), want) < 1e-5 and rel(ops.to_numpy(gk), ck) < 1e-5
     assert rel(ops.to_numpy(gv), cv) < 1e-6
     np.testing.assert_array_equal(ops.to_numpy(gp), cp)
+
+
+ATTN_CASES = [  # (mode, n_dims, Dh, Dv, Hq, Hk, T, norms, freq factors, window, new cells: "pos" (their
+    # positions), "holes" (holes of earlier splits), "short" (one past the extent: split 0 writes it), "capture"
+    # (from the positions while a graph is captured))
+    ("neox", 48, 64, 40, 6, 2, 1, True, True, 0, "pos"),  # n_dims < Dh, Dv != Dh
+    ("neox", 48, 64, 40, 6, 2, 1, True, False, 0, "capture"),
+    ("norm", 16, 20, 20, 5, 1, 3, True, False, 0, "holes"),
+    ("imrope", 16, 24, 24, 6, 3, 2, False, False, 9, "holes"),
+    ("imrope", 16, 24, 24, 6, 3, 2, False, False, 9, "capture"),
+    ("neox", 32, 32, 32, 4, 4, 1, False, False, 0, "short"),
+]
+
+
+@pytest.mark.parametrize("case", ATTN_CASES, ids=lambda c: "-".join(map(str, c[:7] + c[-1:])))
+def test_rope_qk_attention(ops, ref, monkeypatch, case):
+    """`rope_qk_attention` (the decode attention's split programs doing the norms, the rope and the KV write)
+    against the NumPy backend's composition: the output and every cache cell, over several splits."""
+    import zinc.backends.cuda.ops as cuda_ops
+
+    mode, n_dims, Dh, Dv, Hq, Hk, T, norms, with_ff, window, cells = case
+    monkeypatch.setattr(cuda_ops, "ATTN_SPLITS", [(1 << 62, 5, 16)])  # 16-cell blocks: the cells span splits
+    rng = np.random.default_rng(Hq * 31 + T)
+    f = np.float32
+    S, P0 = 70, 50
+    q, k, v = (rng.standard_normal(s).astype(f) for s in ((T, Hq, Dh), (T, Hk, Dh), (T, Hk, Dv)))
+    qw, kw = (rng.standard_normal(Dh).astype(f) if norms else None for _ in range(2))
+    ck, cv = rng.standard_normal((S, Hk, Dh)).astype(f), rng.standard_normal((S, Hk, Dv)).astype(f)
+    cp = np.full(S, -1, np.int32)
+    cp[:P0] = np.arange(P0)
+    holes = rng.choice(P0 - 2, T + 2, replace=False)
+    cp[holes] = -1
+    pos = np.arange(P0, P0 + T, dtype=np.int32)
+    slots = (holes[:T] if cells == "holes" else pos).astype(np.int32)  # a cell's index never exceeds its position
+    n_kv = P0 - 3 if cells == "short" else S
+    ff = rng.uniform(0.5, 4.0, n_dims // 2).astype(f) if with_ff else None
+    p = _rope_params(mode, n_dims)
+    C = ops.from_numpy
+    gk, gv, gp = C(ck), C(cv), C(cp)
+    want_kv = (ck.copy(), cv.copy(), cp.copy())
+    want = ref.rope_qk_attention(q, k, v, pos, p, ff, *want_kv, slots, n_kv, 0.3, window=window, q_norm=qw,
+                                 k_norm=kw, eps=EPS)
+    ops.capturing = cells == "capture"
+    try:
+        got = ops.rope_qk_attention(C(q), C(k), C(v), C(pos), p, None if ff is None else C(ff), gk, gv, gp, C(slots),
+                                    n_kv, 0.3, window=window, q_norm=None if qw is None else C(qw),
+                                    k_norm=None if kw is None else C(kw), eps=EPS)
+    finally:
+        ops.capturing = False
+    assert got.shape == want.shape and rel(ops.to_numpy(got), want) < 1e-5
+    assert rel(ops.to_numpy(gk), want_kv[0]) < 1e-5 and rel(ops.to_numpy(gv), want_kv[1]) < 1e-6
+    np.testing.assert_array_equal(ops.to_numpy(gp), want_kv[2])

@@ -187,6 +187,11 @@ class Ops(Protocol):
                          cache_k: Array, cache_v: Array, cache_pos: Array, slots: Array, q_norm: Array | None = None,
                          k_norm: Array | None = None, eps: float = 0.0) -> Array: ...
     # a layer's Q rope and K rope + KV write (each after its per-head norm when given); -> rotated Q
+    def rope_qk_attention(self, q: Array, k: Array, v: Array, pos: Array, p: RopeParams, freq_factors: Array | None,
+                          cache_k: Array, cache_v: Array, cache_pos: Array, slots: Array, n_kv: int,
+                          kq_scale: float, window: int = 0, sinks: Array | None = None, q_norm: Array | None = None,
+                          k_norm: Array | None = None, eps: float = 0.0) -> Array: ...
+    # attention(rope_qk_kv_write(q, k, v, ...), cache_k, cache_v, pos, cache_pos, n_kv, kq_scale, window, sinks=sinks)
     def gated_delta_net(self, q: Array, k: Array, v: Array, g: Array, beta: Array, state: Array) -> Array: ...
     def delta_net_step(self, q: Array, k: Array, v: Array, alpha: Array, b: Array, dt_bias: Array, a: Array,
                        state: Array, eps: float) -> Array: ...
@@ -274,6 +279,13 @@ class BaseOps:
         else:
             self.norm_rope_kv_write(k, k_norm, eps, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots)
         return q
+
+    def rope_qk_attention(self, q, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots, n_kv, kq_scale,
+                          window=0, sinks=None, q_norm=None, k_norm=None, eps=0.0):
+        """rope_qk_kv_write, then the attention of the rotated Q (at positions pos) over the cache."""
+        q = self.rope_qk_kv_write(q, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots, q_norm, k_norm,
+                                  eps)
+        return self.attention(q, cache_k, cache_v, pos, cache_pos, n_kv, kq_scale, window=window, sinks=sinks)
 
     def gated_delta_net(self, q, k, v, g, beta, state):
         """The delta rule: the chunked (parallel) form for a prompt, the recurrence for one token."""

@@ -83,19 +83,25 @@ def self_attention(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, batch: Batch
     rp = cfg.rope_for(il)
     qn = lw["attn_q_norm"] if cfg.qk_norm else None
     kv = cache.layer(src)
-    if k is not None:  # Q's rope and K's rope + cache write: one op
-        if cfg.v_norm:
-            v = ops.rms_norm(v, None, cfg.norm_eps)
-        q = ops.rope_qk_kv_write(q, k, v, batch.pos, rp, rope_freqs, kv.k, kv.v, kv.pos, kv.slots, q_norm=qn,
-                                 k_norm=lw["attn_k_norm"] if cfg.qk_norm else None, eps=cfg.norm_eps)
-    elif qn is not None:
-        q = ops.norm_rope(q, qn, cfg.norm_eps, batch.pos, rp, rope_freqs)
+    kn = lw["attn_k_norm"] if cfg.qk_norm and k is not None else None
+    if k is not None and cfg.v_norm:
+        v = ops.rms_norm(v, None, cfg.norm_eps)
+    if k is not None and cfg.q_scale == 1.0:  # Q's rope, K's rope + cache write and the attention: one op
+        a = ops.rope_qk_attention(q, k, v, batch.pos, rp, rope_freqs, kv.k, kv.v, kv.pos, kv.slots, kv.n_kv,
+                                  cfg.kq_scale, window=cfg.window(il), sinks=lw.get("attn_sinks"), q_norm=qn,
+                                  k_norm=kn, eps=cfg.norm_eps)
     else:
-        q = ops.rope(q, batch.pos, rp, rope_freqs)
-    if cfg.q_scale != 1.0:
-        q = ops.scale(q, cfg.q_scale)
-    a = ops.attention(q, kv.k, kv.v, batch.pos, kv.pos, kv.n_kv, cfg.kq_scale, window=cfg.window(il),
-                      sinks=lw.get("attn_sinks"))
+        if k is not None:  # Q's rope and K's rope + cache write: one op
+            q = ops.rope_qk_kv_write(q, k, v, batch.pos, rp, rope_freqs, kv.k, kv.v, kv.pos, kv.slots, q_norm=qn,
+                                     k_norm=kn, eps=cfg.norm_eps)
+        elif qn is not None:
+            q = ops.norm_rope(q, qn, cfg.norm_eps, batch.pos, rp, rope_freqs)
+        else:
+            q = ops.rope(q, batch.pos, rp, rope_freqs)
+        if cfg.q_scale != 1.0:
+            q = ops.scale(q, cfg.q_scale)
+        a = ops.attention(q, kv.k, kv.v, batch.pos, kv.pos, kv.n_kv, cfg.kq_scale, window=cfg.window(il),
+                          sinks=lw.get("attn_sinks"))
     a = ops.reshape(a, (T, cfg.n_head * Dv))
     if gate is not None:
         a = ops.mul(a, ops.unary(ops.reshape(gate, (T, cfg.n_head * Dh)), "sigmoid"))

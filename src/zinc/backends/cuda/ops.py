@@ -373,35 +373,55 @@ class CudaOps(BaseOps):
         """Per pair i: angle = pos * c[i] (theta_scale^i, freq factors, freq scale, YaRN ramp, IMROPE)."""
         key = (p, None if freq_factors is None else freq_factors.data_ptr())
         hit = self._rope.get(key)
-        if hit is None:
-            hit = self._rope[key] = rope_factors(p, None if freq_factors is None else self.to_numpy(freq_factors),
-                                                 self.device)
-        return hit
+        if hit is None:  # the entry holds the factors tensor: its address is not reused while the key lives
+            hit = self._rope[key] = (*rope_factors(p, None if freq_factors is None else self.to_numpy(freq_factors),
+                                                   self.device), freq_factors)
+        return hit[:2]
 
     def kv_write(self, cache_k, cache_v, cache_pos, k, v, pos, slots):
         kel.kv_write(k.contiguous(), v.contiguous(), pos, slots, cache_k, cache_v, cache_pos, self.capturing)
 
+    def rope_qk_attention(self, q, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots, n_kv, kq_scale,
+                          window=0, sinks=None, q_norm=None, k_norm=None, eps=0.0):
+        """Up to DECODE_ATTN_MAX_ROWS tokens: the decode attention's split programs also do the norms, the
+        rope and the KV write (`kattn.decode_attention`'s rope): one launch for the three ops."""
+        T, Hk, Dh = k.shape
+        if (T > DECODE_ATTN_MAX_ROWS or q.dim() != 3 or q.shape[0] != T or q.shape[2] != Dh
+                or tuple(cache_k.shape[1:]) != (Hk, Dh) or v.shape != (T, Hk, cache_v.shape[2])):
+            return super().rope_qk_attention(q, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots, n_kv,
+                                             kq_scale, window, sinks, q_norm, k_norm, eps)
+        c, mscale = self._rope_factors(p, freq_factors)
+        rope = (q_norm, k.contiguous(), k_norm, v.contiguous(), c, slots, float(eps), mscale, p.n_dims,
+                p.mode in ("neox", "imrope"), self.capturing)
+        return self._decode_attention(q, cache_k, cache_v, pos, cache_pos, n_kv, kq_scale, window, 0.0, sinks, rope)
+
     def attention(self, q, k, v, q_pos, kv_pos, n_kv, kq_scale, window=0, softcap=0.0, sinks=None):
         T, Hq, _ = q.shape
         if T <= DECODE_ATTN_MAX_ROWS:
-            out = torch.empty((T, Hq, v.shape[2]), dtype=torch.float32, device=self.device)
-            nsplit, bs = attention_split(k.shape[0])  # static per cache size
-            scratch = (torch.empty((T * Hq * nsplit,), dtype=torch.float32, device=self.device),
-                       torch.empty((T * Hq * nsplit,), dtype=torch.float32, device=self.device),
-                       torch.empty((T * Hq * nsplit, v.shape[2]), dtype=torch.float32, device=self.device))
-            n = k.shape[0] if self.capturing else int(n_kv)
-            dv = v.shape[2]
-            q8 = None  # the output's 8-bit form for the output projection (see _quantized)
-            if not self.exact and T <= MATVEC_MAX_ROWS and dv >= 32 and dv & (dv - 1) == 0:
-                q8 = mmvq.q8_buffers(T, Hq * dv, self.device)
-            kattn.decode_attention(q.contiguous(), k, v, q_pos, kv_pos, n, float(kq_scale), int(window),
-                                   float(softcap), sinks, scratch, out, nsplit=nsplit, bs=bs, q8=q8)
-            if q8 is not None:
-                self._keep_q8(out, q8)
-            return out
+            return self._decode_attention(q, k, v, q_pos, kv_pos, n_kv, kq_scale, window, softcap, sinks)
         out = torch.empty((T, Hq, v.shape[2]), dtype=torch.float32, device=self.device)
         kflash.prefill_attention(q.contiguous(), k, v, q_pos, kv_pos, float(kq_scale), int(window), float(softcap),
                                  sinks, out, exact=self.exact)
+        return out
+
+    def _decode_attention(self, q, k, v, q_pos, kv_pos, n_kv, kq_scale, window, softcap, sinks, rope=None):
+        """`kattn.decode_attention` (split over the cells, then combined), with the output also on 8 bits
+        for the output projection where that takes it (see _quantized)."""
+        T, Hq, _ = q.shape
+        out = torch.empty((T, Hq, v.shape[2]), dtype=torch.float32, device=self.device)
+        nsplit, bs = attention_split(k.shape[0])  # static per cache size
+        scratch = (torch.empty((T * Hq * nsplit,), dtype=torch.float32, device=self.device),
+                   torch.empty((T * Hq * nsplit,), dtype=torch.float32, device=self.device),
+                   torch.empty((T * Hq * nsplit, v.shape[2]), dtype=torch.float32, device=self.device))
+        n = k.shape[0] if self.capturing else int(n_kv)
+        dv = v.shape[2]
+        q8 = None
+        if not self.exact and T <= MATVEC_MAX_ROWS and dv >= 32 and dv & (dv - 1) == 0:
+            q8 = mmvq.q8_buffers(T, Hq * dv, self.device)
+        kattn.decode_attention(q.contiguous(), k, v, q_pos, kv_pos, n, float(kq_scale), int(window), float(softcap),
+                               sinks, scratch, out, nsplit=nsplit, bs=bs, q8=q8, rope=rope)
+        if q8 is not None:
+            self._keep_q8(out, q8)
         return out
 
     # -- recurrent layers -------------------------------------------------------------------------------

@@ -50,10 +50,56 @@ def _mma(hi, lo, b, acc, KV16: tl.constexpr, EXACT: tl.constexpr):
 
 
 @triton.jit
+def _rope_trig(pos, c, t, tm, mscale, NDIMS: tl.constexpr, NEOX: tl.constexpr, DP: tl.constexpr):
+    """(cos, sin) * mscale of the angle pos[t] * c[i] of each dim's pair i, (len(t), DP) (t where tm)."""
+    half: tl.constexpr = NDIMS // 2
+    d = tl.arange(0, DP)[None, :]
+    if NEOX:
+        j = tl.where(d < half, d, d - half)
+    else:
+        j = d // 2
+    th = tl.load(pos + t, mask=tm, other=0)[:, None].to(tl.float32) * tl.load(c + j, mask=d < NDIMS, other=0.0)
+    return tl.cos(th) * mscale, tl.sin(th) * mscale
+
+
+@triton.jit
+def _rope_rows(x, w, row, rm, D, eps, cs, sn, NDIMS: tl.constexpr, NEOX: tl.constexpr, NORM: tl.constexpr,
+               DP: tl.constexpr):
+    """Rows `row` (BM,) of x (rows, D) f32 where rm: each RMS-normed and times w (D,) with NORM, then its
+    first NDIMS dims rotated (NEOX pairs (i, i + NDIMS/2), else (2i, 2i+1)) by `_rope_trig`'s cs, sn
+    (broadcast to (BM, DP)); -> (BM, DP), zero past D and where not rm. The arithmetic of
+    `elementwise._rope_heads` on whole rows: each value meets its pair's partner, loaded a second time."""
+    half: tl.constexpr = NDIMS // 2
+    d = tl.arange(0, DP)[None, :]
+    if NEOX:
+        first = d < half
+        pd = tl.where(first, d + half, d - half)
+    else:
+        first = d % 2 == 0
+        pd = d ^ 1
+    rot = d < NDIMS
+    pd = tl.where(rot, pd, d)
+    m = rm[:, None] & (d < D)
+    base = row[:, None].to(tl.int64) * D
+    xs = tl.load(x + base + d, mask=m, other=0.0)
+    xp = tl.load(x + base + pd, mask=m, other=0.0)
+    if NORM:
+        inv = 1.0 / tl.sqrt(tl.sum(xs * xs, axis=1) / D + eps)[:, None]
+        xs = xs * inv * tl.load(w + d, mask=d < D, other=0.0)
+        xp = xp * inv * tl.load(w + pd, mask=d < D, other=0.0)
+    y = tl.where(first, xs * cs - xp * sn, xp * sn + xs * cs)
+    return tl.where(rot, y, xs)
+
+
+@triton.jit
 def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, scale, cap, window, NSPLIT,
+                      qw, knew, kw, vnew, rc, slots, eps, mscale,
                       R: tl.constexpr, D: tl.constexpr, DV: tl.constexpr, DP: tl.constexpr,
                       DVP: tl.constexpr, HKV: tl.constexpr, BM: tl.constexpr,
-                      BS: tl.constexpr, SOFTCAP: tl.constexpr, KV16: tl.constexpr, EXACT: tl.constexpr):
+                      BS: tl.constexpr, SOFTCAP: tl.constexpr, KV16: tl.constexpr, EXACT: tl.constexpr,
+                      ROPE: tl.constexpr = False, NDIMS: tl.constexpr = 0, NEOX: tl.constexpr = False,
+                      QNORM: tl.constexpr = False, KNORM: tl.constexpr = False, FROM_POS: tl.constexpr = False,
+                      ONE: tl.constexpr = False):
     pid = tl.program_id(0)
     sp = tl.program_id(1)
     nrb = tl.cdiv(T * R, BM)
@@ -69,7 +115,35 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
     end = tl.minimum(start + chunk, n_eff)
     dd = tl.arange(0, DP)
     dv = tl.arange(0, DVP)
-    qv = tl.load(q + head[:, None] * D + dd[None, :], mask=rm[:, None] & (dd < D)[None, :], other=0.0)
+    if ROPE:
+        one = tl.full([1], 1, tl.int1)
+        if ONE:  # one token: its angles once, shared by the rows (and its key)
+            cs, sn = _rope_trig(q_pos, rc, tl.zeros([1], tl.int32), one, mscale, NDIMS, NEOX, DP)
+        else:
+            cs, sn = _rope_trig(q_pos, rc, t, rm, mscale, NDIMS, NEOX, DP)
+        qv = _rope_rows(q, qw, head, rm, D, eps, cs, sn, NDIMS, NEOX, QNORM, DP)
+        # the layer's new keys and values: each program writes those of the cells it reads (split 0 those
+        # past the extent), then reads them back after the barrier
+        for tt in range(0, T):
+            p = tl.load(q_pos + tt)
+            if FROM_POS:
+                cell = (p % S).to(tl.int64)
+            else:
+                cell = tl.load(slots + tt).to(tl.int64)
+            if ((cell >= start) & (cell < end)) | ((sp == 0) & (cell >= n_eff)):
+                t1 = tt + tl.zeros([1], tl.int32)
+                if ONE:
+                    kcs, ksn = cs, sn
+                else:
+                    kcs, ksn = _rope_trig(q_pos, rc, t1, one, mscale, NDIMS, NEOX, DP)
+                kr = _rope_rows(knew, kw, t1 * HKV + hk, one, D, eps, kcs, ksn, NDIMS, NEOX, KNORM, DP)
+                tl.store(k + (cell * HKV + hk) * D + dd[None, :], kr.to(k.dtype.element_ty), mask=(dd < D)[None, :])
+                vv = tl.load(vnew + (tt * HKV + hk) * DV + dv, mask=dv < DV, other=0.0)
+                tl.store(v + (cell * HKV + hk) * DV + dv, vv.to(v.dtype.element_ty), mask=dv < DV)
+                tl.store(kv_pos + cell, p)
+        tl.debug_barrier()
+    else:
+        qv = tl.load(q + head[:, None] * D + dd[None, :], mask=rm[:, None] & (dd < D)[None, :], other=0.0)
     qh, ql = _operand(qv, KV16)
     m_i = tl.full([BM], NEG, tl.float32)
     l_i = tl.zeros([BM], tl.float32)
@@ -151,20 +225,34 @@ def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, e
 
 def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: int, cap: float,
                      sinks, scratch, out, nsplit: int = 32, bs: int = 64, warps: int | None = None,
-                     stages: int = 3, exact: bool = True, q8=None) -> None:
+                     stages: int = 3, exact: bool = True, q8=None, rope=None) -> None:
     """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32; out (T, Hq, DV) f32;
     scratch: (m, l, o) of T * Hq * nsplit rows. bs, stages, warps: see `tiles`. q8: (xq, xd, xs) of
-    `mmvq.q8_buffers(T, Hq * DV)` to also get the output on 8 bits (DV a power of two >= 32)."""
+    `mmvq.q8_buffers(T, Hq * DV)` to also get the output on 8 bits (DV a power of two >= 32).
+
+    rope = (q_norm, k_new, k_norm, v_new, c, slots, eps, mscale, n_dims, neox, from_pos): q is not yet
+    rotated and the layer's new keys and values are not yet in the cache; the split programs do what
+    `elementwise.rope_qk` does (per-head norms when the weights are given, rope with angles q_pos * c,
+    k_new (T, Hkv, D) rotated and v_new (T, Hkv, DV) into the cells slots, or q_pos % S with from_pos)
+    before they attend: one launch fewer per layer."""
     t, hq, d = q.shape
     s, hkv, dv = v.shape
     r = hq // hkv
     m, l, o = scratch
     bm, bs, stages, warps = tiles(t * r, d, dv, bs, stages, warps, k.element_size())
     dp, dvp = max(16, triton.next_power_of_2(d)), max(16, triton.next_power_of_2(dv))
+    if rope is not None:
+        qw, kn, kw, vn, c, slots, eps, mscale, n_dims, neox, from_pos = rope
+        extra = (q if qw is None else qw, kn, kn if kw is None else kw, vn, c, q_pos if slots is None else slots,
+                 eps, mscale)
+        meta = dict(ROPE=True, NDIMS=n_dims, NEOX=neox, QNORM=qw is not None, KNORM=kw is not None,
+                    FROM_POS=from_pos, ONE=t == 1)
+    else:
+        extra, meta = (q, q, q, q, q, q_pos, 0.0, 1.0), {}
     attn_split_kernel[(hkv * triton.cdiv(t * r, bm), nsplit)](
-        q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, R=r, D=d,
+        q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, *extra, R=r, D=d,
         DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap), KV16=k.element_size() == 2,
-        EXACT=exact, num_warps=warps, num_stages=stages)
+        EXACT=exact, num_warps=warps, num_stages=stages, **meta)
     nsp, dvp = max(2, triton.next_power_of_2(nsplit)), triton.next_power_of_2(dv)
     xq, xd, xs = q8 if q8 is not None else (m, m, m)
     attn_combine_kernel[(t * hq,)](m, l, o, sinks if sinks is not None else m, out, xq, xd, xs, hq, NSPLIT=nsplit,
