@@ -6,7 +6,8 @@ dot-product matvec of `kernels/mmvq` on 8-bit activations (quantized by the RMS 
 them, or on first use; `matmul_glu` is one kernel for gate, up and the GLU); other types take the
 generic dequant-matvec of `kernels/matvec_generic`; for more rows (prefill) weights are dequantized
 to f16 for a tensor-core matmul. rms_norm, rope (fused with the per-head norm and the KV write), the
-GLUs and attention (split-K for decode, flash for prefill) are Triton kernels. Everything else is
+GLUs and attention (split-K for decode, flash for prefill) are Triton kernels; for a few tokens
+`rope_qk_attention` is the decode attention's first kernel doing the norms, rope and KV write too. Everything else is
 a torch op on the device: no op falls back to the host.
 Expert matmuls read only the selected experts: for a few tokens one matvec over (token, expert)
 pairs with the ids read on the device, for more a loop over the experts hit (dequantize, GEMM).

@@ -12,6 +12,11 @@ each split into two f16 halves (hi + lo), so the products are as accurate as f32
 holds f16 values exactly) for twice the (idle) tensor-core work. An f32 cache takes f32 dots.
 The readable extent is min(n_kv, S, q_pos[T-1] + 1), computed on the device, so a captured graph
 stays right as the sequence grows.
+
+With ROPE (`decode_attention(rope=...)`, the backend's `rope_qk_attention`) Pass 1 also does the
+layer's Q/K per-head norms, the rope and the KV write: every program rotates its query rows, and the
+program whose cells hold a new token's cell (split 0 for a cell past the extent) writes that key and
+value before a barrier and its loop; no other program reads that cell. One launch fewer per layer.
 """
 
 from __future__ import annotations
