@@ -8,9 +8,10 @@ weight copies rotated past the L2) next to the others, writes DIR/mmvq-sweep.jso
 per shape the default (`mmvq.config`), the best first-form (V 0) and the best configuration, us, TB/s (weight
 bytes / time), rel err; last the best configuration per shape.
 
-A configuration is (BN, NG, num_warps, KS[, num_stages[, V[, U]]]); V 1 is the per-thread variant of
-Q4_K and Q6_K (`mmvq._part_q4k_t`, `_part_q6k_t`; NG even for Q6_K) with its loop unrolled U times,
-which other types ignore (not swept for them).
+A configuration is (BN, NG, num_warps, KS[, num_stages]) of `mmvq.mmvq_kernel` (V 0), or for Q4_K and Q6_K
+(R, units per thread, num_warps, 1, 1, 2, U) of the rows-as-streams form (V 2, `kernels/mmvs.py`: R rows a
+program, the loop unrolled U times; `--variants v2` sweeps VAR2). The per-thread form V 1 of earlier sweeps is
+gone (V 2 was faster on every shape: bench/results/2026-12-01-cuda-mmvq-sweep-v8-streams.json).
 
 `python bench/cuda_mmvq_sweep.py --sass` (no GPU needed: Triton's offline compiler for sm_90 and
 the bundled nvdisasm) prints, per configuration, registers, the loop's SASS instructions per weight
@@ -35,22 +36,24 @@ import numpy as np
 
 Q4K, Q6K, Q80 = 12, 14, 8
 # (type, N, K, glu): the Qwen3-8B Q4_K_M decode matvecs
-SHAPES = [(Q4K, 6144, 4096, False), (Q4K, 4096, 4096, False), (Q4K, 12288, 4096, True), (Q4K, 12288, 4096, False),
-          (Q4K, 4096, 12288, False), (Q6K, 4096, 12288, False), (Q80, 4096, 4096, False),
+SHAPES = [(Q4K, 6144, 4096, False), (Q4K, 5120, 4096, False), (Q4K, 4096, 4096, False), (Q4K, 12288, 4096, True),
+          (Q4K, 12288, 4096, False), (Q4K, 4096, 12288, False), (Q6K, 4096, 12288, False), (Q80, 4096, 4096, False),
           (Q4K, 1024, 4096, False), (Q6K, 1024, 4096, False), (Q6K, 151936, 4096, False)]
-# the earlier sweep's best few (bench/results/2026-11-30-cuda-mmvq-sweep.json), then the V 1 variants
+# the earlier sweep's best few V 0 configurations (bench/results/2026-11-30-cuda-mmvq-sweep.json)
 BASE = [(1, 16, 1, 1), (1, 32, 1, 1), (1, 64, 1, 1), (2, 16, 1, 1), (1, 64, 4, 1), (2, 64, 4, 1), (4, 32, 4, 1),
         (4, 16, 4, 1)]
-VAR1 = [(1, 16, 1, 1, 3, 1), (1, 16, 1, 1, 3, 1, 2), (1, 16, 1, 1, 3, 1, 4), (1, 32, 1, 1, 3, 1),
-        (1, 32, 1, 1, 3, 1, 2), (1, 64, 1, 1, 3, 1), (1, 64, 1, 1, 3, 1, 2), (1, 32, 2, 1, 3, 1, 2),
-        (4, 16, 1, 1, 3, 1), (2, 16, 1, 1, 3, 1, 2), (1, 16, 1, 2, 3, 1, 2)]  # (BN, NG, warps, KS, stages, V, U)
+# rows as streams (V 2, kernels/mmvs.py): (R, units per thread, warps, 1, stages, 2, U)
+VAR2 = [(r, upt, nw, 1, 1, 2, u) for r in (1, 2, 4) for nw in (1, 2, 4) for upt in (1, 2) for u in (1, 2)] + [
+    (r, 4, 1, 1, 1, 2, 1) for r in (1, 2, 4)]
 BPU = {Q4K: 36.5, Q6K: 52.5, Q80: 34.0}  # weight bytes per loop unit (64 values; Q8_0 32)
 
 
 def variants_for(qtype: int, given) -> list[tuple]:
+    if given == ["v2"]:
+        return VAR2 if qtype in (Q4K, Q6K) else []
     if given:
         return [v for v in given if len(v) < 6 or v[5] == 0 or qtype in (Q4K, Q6K)]
-    return BASE + (VAR1 if qtype in (Q4K, Q6K) else [])
+    return BASE + (VAR2 if qtype in (Q4K, Q6K) else [])
 
 
 def sass_report(cfgs: list[tuple], shapes=((Q4K, False), (Q4K, True), (Q6K, False), (Q80, False))) -> None:
@@ -59,7 +62,7 @@ def sass_report(cfgs: list[tuple], shapes=((Q4K, False), (Q4K, True), (Q6K, Fals
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from zinc.backends.cuda.kernels import mmvq
+    from zinc.backends.cuda.kernels import mmvq, mmvs
     bind = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
     wt = {Q4K: ["*i32", "*i32", "*fp16", "*fp16"], Q6K: ["*i32", "*i32", "*i8", "*fp16"],
           Q80: ["*i32", "*fp16", "*fp16", "*fp16"]}
@@ -68,13 +71,19 @@ def sass_report(cfgs: list[tuple], shapes=((Q4K, False), (Q4K, True), (Q6K, Fals
     for qt, glu in shapes:
         for cfg in variants_for(qt, cfgs):
             bn, ng, nw, ks, *st = cfg
-            v = st[1] if len(st) > 1 and qt in (Q4K, Q6K) else 0
-            u = st[2] if len(st) > 2 and v else 1
-            sig = dict(zip(names, ["*i32", "*fp32", "*fp32", "*fp32"] + wt[qt] + wt[qt] + ["i32"] * 3))
-            const = dict(QT=qt, BN=bn, NG=ng, KS=ks, ASM=True, EVEN=True, ACT=0 if glu else -1, V=v, U=u)
+            v2 = len(st) > 1 and st[1] == 2
+            u = st[2] if v2 and len(st) > 2 else 1
+            types = wt[qt] if not (v2 and qt == Q6K) else ["*i32", "*i32", "*i32", "*fp16"]  # Q6_K V 2 reads sc4
+            sig = dict(zip(names, ["*i32", "*fp32", "*fp32", "*fp32"] + types + types + ["i32"] * 3))
+            if v2:
+                fn, const = mmvs.mmvs_kernel, dict(QT=qt, R=bn, NP=32 * nw * ng, ASM=True, EVEN=True,
+                                                     ACT=0 if glu else -1, U=u)
+            else:
+                fn, const = mmvq.mmvq_kernel, dict(QT=qt, BN=bn, NG=ng, KS=ks, ASM=True, EVEN=True,
+                                                     ACT=0 if glu else -1)
             sig.update({n: "constexpr" for n in const})
             try:
-                k = triton.compile(ASTSource(mmvq.mmvq_kernel, sig, constexprs=const,
+                k = triton.compile(ASTSource(fn, sig, constexprs=const,
                                              attrs={(i,): [["tt.divisibility", 16]] for i in range(15)}),
                                    target=GPUTarget("cuda", 90, 32),
                                    options=dict(num_warps=nw, num_stages=st[0] if st else 3))
@@ -105,7 +114,8 @@ def sass_report(cfgs: list[tuple], shapes=((Q4K, False), (Q4K, True), (Q6K, Fals
             ldg = collections.Counter(op for op in body if op.startswith("LDG"))
             regs = re.search(r"REG:(\d+)", res)
             stack = re.search(r"STACK:(\d+)", res)
-            nbytes = bn * ng * u * BPU[qt] * (2 if glu else 1)
+            per_step = 32 * nw * ng * (16 if qt == Q4K else 48) * 37 / 32 if v2 else ng * BPU[qt]  # weight bytes
+            nbytes = bn * u * per_step * (2 if glu else 1)
             print(f"{qt:5} {glu:3d} {cfg!s:22} {regs.group(1) if regs else '?':>4} {len(body):4d} "
                   f"{len(body) * nw / nbytes:6.3f} {c['SHFL']:4d} {c['BAR']:3d}  "
                   f"{dict(ldg)}{' stack ' + stack.group(1) if stack and stack.group(1) != '0' else ''}", flush=True)
@@ -123,10 +133,11 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=Path("."))
     ap.add_argument("--shapes", default="", help="e.g. Q4_K:12288x4096,Q4_K:12288x4096:glu")
-    ap.add_argument("--variants", default="", help="e.g. 4,8,4,1;1,16,1,1,3,1")
+    ap.add_argument("--variants", default="", help="e.g. 4,8,4,1;1,16,1,1,3,1, or v2 (VAR2)")
     ap.add_argument("--sass", action="store_true", help="offline: registers and SASS per byte, no GPU")
     args = ap.parse_args()
-    given = [tuple(int(v) for v in s.split(",")) for s in args.variants.split(";")] if args.variants else []
+    given = (["v2"] if args.variants == "v2" else
+             [tuple(int(v) for v in s.split(",")) for s in args.variants.split(";")] if args.variants else [])
     if args.sass:
         sass_report(given)
         return 0

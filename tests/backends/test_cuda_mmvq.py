@@ -66,7 +66,7 @@ def test_matvec(t, n, k, rows):
     cw = CudaWeight(qt, DEVICE)
     out = torch.empty((rows, n), dtype=torch.float32, device=DEVICE)
     xqt = mmvq.quantize_x(torch.from_numpy(x).to(DEVICE))
-    for cfg in [(4, 2, 2, 1), (1, 4, 1, 2), (2, 1, 4, 3)]:
+    for cfg in [None, (4, 2, 2, 1), (1, 4, 1, 2), (2, 1, 4, 3)]:  # None: mmvq.config's (Q4_K, Q6_K: V 2)
         mmvq.matvec(xqt, cw.parts, int(t), n, k, out, cfg=cfg)
         got = out.cpu().numpy()
         q, d = quantize_ref(x)
@@ -75,32 +75,32 @@ def test_matvec(t, n, k, rows):
         assert rel(got, x.astype(np.float64) @ w.T) < 2e-2, cfg
 
 
-@pytest.mark.parametrize("t,n,k", [(GGMLType.Q4_K, 13, 768), (GGMLType.Q6_K, 5, 1280)],
-                         ids=lambda v: getattr(v, "name", str(v)))
-def test_matvec_per_thread_variant(t, n, k):
-    """V 1 (the per-thread Q4_K / Q6_K form, loop unrolled U times): float64 math on the quantized
-    activations, with rows and K steps that do not divide evenly (masked), split-K and a GLU."""
+@pytest.mark.parametrize("t,n,k", [(GGMLType.Q4_K, 13, 768), (GGMLType.Q4_K, 6, 2048), (GGMLType.Q6_K, 7, 1280),
+                                   (GGMLType.Q6_K, 5, 4096)], ids=lambda v: getattr(v, "name", str(v)))
+def test_matvec_row_streams(t, n, k):
+    """V 2 (rows as streams, kernels/mmvs.py): R rows a program (1, 2, 4; N not a multiple), units per thread,
+    warps and unrolling whose steps do not always divide the row (masked), and a GLU of one and two rows."""
     from zinc.backends.cpu import CpuOps
     from zinc.backends.cuda.kernels.elementwise import GLU_ACTS
 
-    rng = np.random.default_rng(n * k + 7)
+    rng = np.random.default_rng(n * k + 11)
     qt, qu = (QTensor(f"w{i}", t, (n, k), random_blocks(t, n * k, rng, scale=0.05)) for i in range(2))
     w = qt.dequantize().astype(np.float64)
     x = rng.standard_normal((2, k)).astype(np.float32)
     xqt = mmvq.quantize_x(torch.from_numpy(x).to(DEVICE))
     q, d = quantize_ref(x)
     xdq = (q.reshape(2, -1, 32) * d[..., None].astype(np.float64)).reshape(2, k)
-    cw = CudaWeight(qt, DEVICE)
-    for cfg in [(4, 2, 1, 1, 3, 1), (2, 4, 1, 1, 3, 1, 2), (1, 2, 1, 3, 3, 1, 2)]:
+    cw, cu = CudaWeight(qt, DEVICE), CudaWeight(qu, DEVICE)
+    for cfg in [(1, 1, 1, 1, 1, 2, 1), (2, 1, 2, 1, 1, 2, 1), (4, 2, 1, 1, 1, 2, 2), (4, 1, 1, 1, 1, 2, 3)]:
         out = torch.full((2, n), float("nan"), dtype=torch.float32, device=DEVICE)
         mmvq.matvec(xqt, cw.parts, int(t), n, k, out, cfg=cfg)
         assert rel(out.cpu().numpy(), xdq @ w.T) < 2e-6, cfg
-    out = torch.full((2, n), float("nan"), dtype=torch.float32, device=DEVICE)
-    mmvq.matvec(xqt, cw.parts, int(t), n, k, out, cfg=(2, 2, 1, 1, 3, 1, 2),
-                glu=(CudaWeight(qu, DEVICE).parts, GLU_ACTS["silu"]))
     x32 = xdq.astype(np.float32)
     want = CpuOps().glu(x32 @ qt.dequantize().T, x32 @ qu.dequantize().T, "silu")
-    assert rel(out.cpu().numpy(), want) < 1e-5
+    for cfg in [(1, 1, 1, 1, 1, 2, 1), (2, 2, 1, 1, 1, 2, 2)]:
+        out = torch.full((2, n), float("nan"), dtype=torch.float32, device=DEVICE)
+        mmvq.matvec(xqt, cw.parts, int(t), n, k, out, cfg=cfg, glu=(cu.parts, GLU_ACTS["silu"]))
+        assert rel(out.cpu().numpy(), want) < 1e-5, cfg
 
 
 @pytest.mark.parametrize("k,res,has_w", [(4096, True, True), (2880, True, True), (96, False, True), (160, True, False)])

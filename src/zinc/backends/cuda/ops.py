@@ -2,8 +2,9 @@
 
 Activations are f32 torch tensors on the device. Weights are `CudaWeight`s (raw GGUF blocks
 repacked at upload). For a few rows (decode) `matmul` of a Q4_K / Q6_K / Q8_0 weight is the integer
-dot-product matvec of `kernels/mmvq` on 8-bit activations (quantized by the RMS norm that produced
-them, or on first use; `matmul_glu` is one kernel for gate, up and the GLU); other types take the
+dot-product matvec of `kernels/mmvq` on 8-bit activations (Q4_K and Q6_K: its rows-as-streams form,
+`kernels/mmvs`; the activations quantized by the RMS norm that produced them, or on first use;
+`matmul_glu` is one kernel for gate, up and the GLU); other types take the
 generic dequant-matvec of `kernels/matvec_generic`; for more rows (prefill) weights are dequantized
 to f16 for a tensor-core matmul. rms_norm, rope (fused with the per-head norm and the KV write), the
 GLUs and attention (split-K for decode, flash for prefill) are Triton kernels; for a few tokens

@@ -98,7 +98,7 @@ def time_matvec(ops) -> list[dict]:
         y = torch.empty((1, n), device=ops.device)
         it = iter(range(1 << 30))
         us = _bench(lambda: mmvq.matvec(xqt, ws[next(it) % copies].parts, int(t), n, k, y))
-        res.append({"type": t.name, "N": n, "K": k, "config": mmvq.CONFIG[int(t)], "us": us,
+        res.append({"type": t.name, "N": n, "K": k, "config": mmvq.config(int(t), n, k, False), "us": us,
                     "GB_s": qt.nbytes / us / 1e3, "quantize_us": _bench(lambda: mmvq.quantize_x(x))})
         del ws
     return res

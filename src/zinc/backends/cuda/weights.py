@@ -64,7 +64,9 @@ def _repack(raw: torch.Tensor, t: GGMLType, n: int, k: int) -> tuple[torch.Tenso
         qh = b[:, :, 128:192].contiguous().view(n, k // 4)
         sc = b[:, :, 192:208].contiguous().view(torch.int8).view(n, k // 16)
         d = b[:, :, 208:210].contiguous().view(torch.float16).view(n, k // 256)
-        return ql, qh, sc, d
+        # sc4: the scales of unit (128-value half h, column e) of `kernels.mmvs` in one word: sc[8h + e + 2j], j < 4
+        sc4 = sc.view(n, k // 256, 2, 4, 2).permute(0, 1, 2, 4, 3).contiguous().view(torch.int32).view(n, k // 64)
+        return ql, qh, sc, d, sc4
     if t == GGMLType.Q5_K:
         b = raw.view(n, k // 256, 176)
         dm = b[:, :, 0:4].contiguous().view(torch.float16).view(n, 2 * (k // 256))

@@ -9,7 +9,7 @@ path quantizes the activations to 8 bits as well), so the result follows llama.c
 not an exact f32 dot: the relative error against f32 is ~1e-3.
 
 On the GPU `dp4a` is one PTX instruction (inline assembly); on CPU tensors (Triton's interpreter,
-in CI) `_dot4` computes the same integer sum with shifts and multiplies.
+in CI) `dot4.dot4` computes the same integer sum with shifts and multiplies.
 
 Weight layouts are the per-field arrays of `zinc.backends.cuda.weights`, read as int32 words:
 Q4_K qs (N, K/8) words whose low nibbles are values 64g + i and high nibbles 64g + 32 + i of a
@@ -17,11 +17,8 @@ Q4_K qs (N, K/8) words whose low nibbles are values 64g + i and high nibbles 64g
 (N, K/8) words whose low nibbles are values 32b + i and high nibbles 32b + 16 + i of block b (an
 E2M1 code: doubled it is an integer in [-12, 12], turned into bytes by `_e2m1_dot`).
 
-Q4_K and Q6_K have a second form (V = 1 in a configuration, `_part_q4k_t` / `_part_q6k_t`): each
-thread's 16-byte share of a row carries whole 16-value runs, so the block scales, mins and activation
-sums it needs are its own and the loop has no cross-thread reductions (about half the SASS per weight
-byte of the first form, `python bench/cuda_mmvq_sweep.py --sass`); U unrolls its loop so that U steps'
-weight loads are in flight together.
+For a few tokens `matvec` of Q4_K and Q6_K takes the rows-as-streams form of `kernels.mmvs` (V = 2 in a
+configuration); Q8_0 and MXFP4 take `mmvq_kernel`.
 
 `matvec_experts` is the same product over the experts a MoE router selected: for an expert stack
 (E, N, K) (uploaded as E*N rows) out[t, j] = W[ids[t, j]] . x[t] (or x[t, j]), the ids read on the
@@ -34,28 +31,9 @@ import torch
 import triton
 import triton.language as tl
 
+from zinc.backends.cuda.kernels import mmvs
 from zinc.backends.cuda.kernels.elementwise import glu_act
-
-M4 = tl.constexpr(0x0F0F0F0F)  # the low nibble of each byte
-M30 = tl.constexpr(0x30303030)  # bits 4-5 of each byte
-
-
-@triton.jit
-def _dot4(a, b, SIGNED: tl.constexpr, ASM: tl.constexpr):
-    """Sum over the four bytes of a (unsigned, or signed if SIGNED) times the bytes of b (signed)."""
-    if ASM:
-        if SIGNED:
-            return tl.inline_asm_elementwise("dp4a.s32.s32 $0, $1, $2, $3;", "=r,r,r,r",
-                                             [a, b, tl.zeros_like(a)], dtype=tl.int32, is_pure=True, pack=1)
-        else:
-            return tl.inline_asm_elementwise("dp4a.u32.s32 $0, $1, $2, $3;", "=r,r,r,r",
-                                             [a, b, tl.zeros_like(a)], dtype=tl.int32, is_pure=True, pack=1)
-    else:
-        if SIGNED:
-            a0, a1, a2, a3 = (a << 24) >> 24, (a << 16) >> 24, (a << 8) >> 24, a >> 24
-        else:
-            a0, a1, a2, a3 = a & 255, (a >> 8) & 255, (a >> 16) & 255, (a >> 24) & 255
-        return a0 * ((b << 24) >> 24) + a1 * ((b << 16) >> 24) + a2 * ((b << 8) >> 24) + a3 * (b >> 24)
+from zinc.backends.cuda.kernels.dot4 import M4, M30, dot4, in_range
 
 
 @triton.jit
@@ -153,27 +131,18 @@ def norm_quantize(x: torch.Tensor, w, eps: float, out: torch.Tensor, res=None, s
 
 
 @triton.jit
-def _ok(idx, limit, EVEN: tl.constexpr):
-    """The in-range mask of idx, all true (folded away) when the loop steps divide K evenly."""
-    if EVEN:
-        return tl.full(idx.shape, 1, tl.int1)
-    else:
-        return idx < limit
-
-
-@triton.jit
 def _part_q4k(qw, sm4, dm, xq, xd, r, c, K, ASM: tl.constexpr, NG: tl.constexpr, EVEN: tl.constexpr):
     """Rows r (BN,) int64 over the 64-value groups [c, c + NG) -> (BN, NG) partial dots."""
     g = c + tl.arange(0, NG)
     w = tl.arange(0, 8)
-    ok = _ok(g, K // 64, EVEN)
+    ok = in_range(g, K // 64, EVEN)
     W = tl.load(qw + r[:, None, None] * (K // 8) + g[None, :, None] * 8 + w[None, None, :],
                 mask=ok[None, :, None], other=0)
     xo = g[:, None] * 16 + w[None, :]
     XL = tl.load(xq + xo, mask=ok[:, None], other=0)
     XH = tl.load(xq + xo + 8, mask=ok[:, None], other=0)
-    dl = tl.sum(_dot4(W & M4, XL[None, :, :], False, ASM), axis=2).to(tl.float32)
-    dh = tl.sum(_dot4((W >> 4) & M4, XH[None, :, :], False, ASM), axis=2).to(tl.float32)
+    dl = tl.sum(dot4(W & M4, XL[None, :, :], False, ASM), axis=2).to(tl.float32)
+    dh = tl.sum(dot4((W >> 4) & M4, XH[None, :, :], False, ASM), axis=2).to(tl.float32)
     v = tl.load(sm4 + r[:, None] * (K // 64) + g[None, :], mask=ok[None, :], other=0)
     dmo = r[:, None] * (K // 128) + (g[None, :] // 4) * 2
     d = tl.load(dm + dmo, mask=ok[None, :], other=0.0).to(tl.float32)
@@ -193,54 +162,11 @@ def _part_q4k(qw, sm4, dm, xq, xd, r, c, K, ASM: tl.constexpr, NG: tl.constexpr,
 
 
 @triton.jit
-def _part_q4k_t(qw, sm4, dm, xq, xd, xs, r, c, K, ASM: tl.constexpr, NG: tl.constexpr, EVEN: tl.constexpr):
-    """Q4_K, per-thread form (variant 1): rows r (BN,) over groups [c, c + NG) -> (BN, NG, 2) partials.
-
-    Each thread takes 4 words (16 bytes) of one half h of a 64-value group: the low nibbles are the
-    16 values 64g + 16h + [0, 16) (xs run 4g + h), the high ones 64g + 32 + 16h + [0, 16) (run
-    4g + 2 + h), so its share of the block dot, the scales and the mins' term need no other thread:
-    no shuffles in the loop, one sum at the end. The activation words and scales of a group are
-    loaded once per thread for the BN rows it holds. Row offsets are written as multiples of 32 words
-    (K is a multiple of 256) so the weight loads are 16 bytes wide."""
-    g = c + tl.arange(0, NG)
-    h = tl.arange(0, 2)
-    w = tl.arange(0, 4)
-    ok = _ok(g, K // 64, EVEN)
-    r3 = r[:, None, None]
-    row = r3 * ((K // 256) * 32)
-    o4 = g[:, None, None] * 8 + h[None, :, None] * 4 + w[None, None, :]  # (NG, 2, 4) word in the row
-    m4 = ok[:, None, None]
-    W = tl.load(qw + row[:, :, :, None] + o4[None], mask=m4[None], other=0)  # (BN, NG, 2, 4)
-    xo = g[:, None, None] * 16 + h[None, :, None] * 4 + w[None, None, :]
-    XL = tl.load(xq + xo, mask=m4, other=0)[None]
-    XH = tl.load(xq + xo + 8, mask=m4, other=0)[None]
-    dl = tl.sum(_dot4(W & M4, XL, False, ASM), axis=3)  # (BN, NG, 2) int
-    dh = tl.sum(_dot4((W >> 4) & M4, XH, False, ASM), axis=3)
-    g2 = g[:, None] + h[None, :] * 0  # (NG, 2)
-    m2 = ok[:, None]
-    v = tl.load(sm4 + r3 * ((K // 256) * 4) + g2[None], mask=m2[None], other=0)  # sc lo, sc hi, min lo, min hi
-    dmw = tl.load(dm.to(tl.pointer_type(tl.int32), bitcast=True) + r3 * (K // 256) + (g2 // 4)[None],
-                  mask=m2[None], other=0)  # (d, dmin) f16 pair
-    d = (dmw & 0xFFFF).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
-    dmin = (dmw >> 16).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
-    xdl = tl.load(xd + g2 * 4, mask=m2, other=0.0)[None]
-    xdh = tl.load(xd + g2 * 4 + 2, mask=m2, other=0.0)[None]
-    sl = g2 * 4 + h[None, :]
-    xsl = tl.load(xs + sl, mask=m2, other=0.0)[None]
-    xsh = tl.load(xs + sl + 2, mask=m2, other=0.0)[None]
-    il = (dl * (v & 255)).to(tl.float32)
-    ih = (dh * ((v >> 8) & 255)).to(tl.float32)
-    mnl = ((v >> 16) & 255).to(tl.float32)
-    mnh = ((v >> 24) & 255).to(tl.float32)
-    return d * (il * xdl + ih * xdh) - dmin * (mnl * xsl + mnh * xsh)
-
-
-@triton.jit
 def _part_q6k(ql, qh, sc, dd, xq, xd, xs, r, c, K, ASM: tl.constexpr, NG: tl.constexpr, EVEN: tl.constexpr):
     """Q6_K over 16-word units m in [c, c + NG): m = 2*(128-value half) + which 16-value run."""
     m = c + tl.arange(0, NG)
     w = tl.arange(0, 4)
-    ok = _ok(m, K // 64, EVEN)
+    ok = in_range(m, K // 64, EVEN)
     h = m // 2
     cc = (m % 2) * 4
     rr = r[:, None, None]
@@ -255,10 +181,10 @@ def _part_q6k(ql, qh, sc, dd, xq, xd, xs, r, c, K, ASM: tl.constexpr, NG: tl.con
     v3 = ((Wb >> 4) & M4) | ((H >> 2) & M30)
     xo = (h * 32 + cc)[:, None] + w[None, :]
     mk = ok[:, None]
-    d0 = tl.sum(_dot4(v0, tl.load(xq + xo, mask=mk, other=0)[None, :, :], False, ASM), axis=2).to(tl.float32)
-    d1 = tl.sum(_dot4(v1, tl.load(xq + xo + 8, mask=mk, other=0)[None, :, :], False, ASM), axis=2).to(tl.float32)
-    d2 = tl.sum(_dot4(v2, tl.load(xq + xo + 16, mask=mk, other=0)[None, :, :], False, ASM), axis=2).to(tl.float32)
-    d3 = tl.sum(_dot4(v3, tl.load(xq + xo + 24, mask=mk, other=0)[None, :, :], False, ASM), axis=2).to(tl.float32)
+    d0 = tl.sum(dot4(v0, tl.load(xq + xo, mask=mk, other=0)[None, :, :], False, ASM), axis=2).to(tl.float32)
+    d1 = tl.sum(dot4(v1, tl.load(xq + xo + 8, mask=mk, other=0)[None, :, :], False, ASM), axis=2).to(tl.float32)
+    d2 = tl.sum(dot4(v2, tl.load(xq + xo + 16, mask=mk, other=0)[None, :, :], False, ASM), axis=2).to(tl.float32)
+    d3 = tl.sum(dot4(v3, tl.load(xq + xo + 24, mask=mk, other=0)[None, :, :], False, ASM), axis=2).to(tl.float32)
     si = h * 8 + m % 2  # scale (and 16-value sum) index of run j: si + 2j
     so = r[:, None] * (K // 16) + si[None, :]
     mo = ok[None, :]
@@ -276,68 +202,15 @@ def _part_q6k(ql, qh, sc, dd, xq, xd, xs, r, c, K, ASM: tl.constexpr, NG: tl.con
 
 
 @triton.jit
-def _part_q6k_t(ql, qh, sc, dd, xq, xd, xs, r, c, K, ASM: tl.constexpr, NG: tl.constexpr, EVEN: tl.constexpr):
-    """Q6_K, per-thread form (variant 1): the NG units [c, c + NG) of `_part_q6k` (NG even) as
-    (BN, NG/2, 2) partials, unit 2h + e. A thread holds 4 words (16 bytes) of each of ql (two runs),
-    ql + 8 words and qh of one unit: the 4 runs of 16 values it covers, their scales and activation
-    sums are its own, no shuffles in the loop. Row offsets are multiples of 32 words (16-byte loads)."""
-    NH: tl.constexpr = NG // 2
-    h = c // 2 + tl.arange(0, NH)
-    e = tl.arange(0, 2)
-    w = tl.arange(0, 4)
-    ok = _ok(h, K // 128, EVEN)
-    r4 = r[:, None, None, None]
-    m4 = ok[:, None, None]
-    oa = h[:, None, None] * 16 + e[None, :, None] * 4 + w[None, None, :]  # (NH, 2, 4)
-    Wa = tl.load(ql + r4 * ((K // 256) * 32) + oa[None], mask=m4[None], other=0)
-    Wb = tl.load(ql + r4 * ((K // 256) * 32) + oa[None] + 8, mask=m4[None], other=0)
-    oh = h[:, None, None] * 8 + e[None, :, None] * 4 + w[None, None, :]
-    H = tl.load(qh + r4 * ((K // 256) * 16) + oh[None], mask=m4[None], other=0)
-    xo = h[:, None, None] * 32 + e[None, :, None] * 4 + w[None, None, :]
-    X0 = tl.load(xq + xo, mask=m4, other=0)[None]
-    X1 = tl.load(xq + xo + 8, mask=m4, other=0)[None]
-    X2 = tl.load(xq + xo + 16, mask=m4, other=0)[None]
-    X3 = tl.load(xq + xo + 24, mask=m4, other=0)[None]
-    d0 = tl.sum(_dot4((Wa & M4) | ((H << 4) & M30), X0, False, ASM), axis=3)
-    d1 = tl.sum(_dot4((Wb & M4) | ((H << 2) & M30), X1, False, ASM), axis=3)
-    d2 = tl.sum(_dot4(((Wa >> 4) & M4) | (H & M30), X2, False, ASM), axis=3)
-    d3 = tl.sum(_dot4(((Wb >> 4) & M4) | ((H >> 2) & M30), X3, False, ASM), axis=3)
-    m2 = ok[:, None]
-    si = h[:, None] * 8 + e[None, :]  # (NH, 2): scale and 16-value sum index of run j: si + 2j
-    r3 = r[:, None, None]
-    so = r3 * ((K // 256) * 16) + si[None]
-    s0 = tl.load(sc + so, mask=m2[None], other=0).to(tl.float32)
-    s1 = tl.load(sc + so + 2, mask=m2[None], other=0).to(tl.float32)
-    s2 = tl.load(sc + so + 4, mask=m2[None], other=0).to(tl.float32)
-    s3 = tl.load(sc + so + 6, mask=m2[None], other=0).to(tl.float32)
-    xd0 = h[:, None] * 8 + e[None, :] * 0  # d of 32-value block 4h + j at 2 * (4h + j)
-    x0 = tl.load(xd + xd0, mask=m2, other=0.0)[None]
-    x1 = tl.load(xd + xd0 + 2, mask=m2, other=0.0)[None]
-    x2 = tl.load(xd + xd0 + 4, mask=m2, other=0.0)[None]
-    x3 = tl.load(xd + xd0 + 6, mask=m2, other=0.0)[None]
-    y0 = tl.load(xs + si, mask=m2, other=0.0)[None]
-    y1 = tl.load(xs + si + 2, mask=m2, other=0.0)[None]
-    y2 = tl.load(xs + si + 4, mask=m2, other=0.0)[None]
-    y3 = tl.load(xs + si + 6, mask=m2, other=0.0)[None]
-    e0 = x0 * d0.to(tl.float32) - 32.0 * y0
-    e1 = x1 * d1.to(tl.float32) - 32.0 * y1
-    e2 = x2 * d2.to(tl.float32) - 32.0 * y2
-    e3 = x3 * d3.to(tl.float32) - 32.0 * y3
-    d = tl.load(dd + r3 * (K // 256) + (h // 2)[None, :, None] + e[None, None, :] * 0, mask=m2[None],
-                other=0.0).to(tl.float32)
-    return d * (s0 * e0 + s1 * e1 + s2 * e2 + s3 * e3)
-
-
-@triton.jit
 def _part_q80(qw, dd, xq, xd, r, c, K, ASM: tl.constexpr, NG: tl.constexpr, EVEN: tl.constexpr):
     """Q8_0 blocks [c, c + NG) of 32 values -> (BN, NG)."""
     g = c + tl.arange(0, NG)
     w = tl.arange(0, 8)
-    ok = _ok(g, K // 32, EVEN)
+    ok = in_range(g, K // 32, EVEN)
     W = tl.load(qw + r[:, None, None] * (K // 4) + g[None, :, None] * 8 + w[None, None, :],
                 mask=ok[None, :, None], other=0)
     X = tl.load(xq + g[:, None] * 8 + w[None, :], mask=ok[:, None], other=0)
-    dot = tl.sum(_dot4(W, X[None, :, :], True, ASM), axis=2).to(tl.float32)
+    dot = tl.sum(dot4(W, X[None, :, :], True, ASM), axis=2).to(tl.float32)
     d = tl.load(dd + r[:, None] * (K // 32) + g[None, :], mask=ok[None, :], other=0.0).to(tl.float32)
     return d * tl.load(xd + g * 2, mask=ok, other=0.0)[None, :] * dot
 
@@ -350,7 +223,7 @@ def _e2m1_dot(v, x, ASM: tl.constexpr):
     hi = (m >> 2) & 0x01010101  # m >= 4: 4 5 6 7 -> 4 6 8 12 is m + (m & 3) (+ 2 more for 7)
     r = m + (m & 0x03030303 & (hi * 3)) + ((m & (m >> 1) & hi) << 1)
     neg = ((v >> 3) & 0x01010101) * 15
-    return _dot4(r, x, False, ASM) - 2 * _dot4(r & neg, x, False, ASM)
+    return dot4(r, x, False, ASM) - 2 * dot4(r & neg, x, False, ASM)
 
 
 @triton.jit
@@ -359,7 +232,7 @@ def _part_mxfp4(qw, e8, xq, xd, r, c, K, ASM: tl.constexpr, NG: tl.constexpr, EV
     E8M0 scale halved, as the values are doubled) times the activation block's d."""
     g = c + tl.arange(0, NG)
     w = tl.arange(0, 4)
-    ok = _ok(g, K // 32, EVEN)
+    ok = in_range(g, K // 32, EVEN)
     W = tl.load(qw + r[:, None, None] * (K // 8) + g[None, :, None] * 4 + w[None, None, :],
                 mask=ok[None, :, None], other=0)
     xo = g[:, None] * 8 + w[None, :]
@@ -385,24 +258,11 @@ def _part(a, b, c, d, xqt, xdt, xst, r, u, K, QT: tl.constexpr, ASM: tl.constexp
 
 
 @triton.jit
-def _part_t(a, b, c, d, xqt, xdt, xst, r, u, K, QT: tl.constexpr, ASM: tl.constexpr, NG: tl.constexpr,
-            EVEN: tl.constexpr):
-    """The per-thread variant (V = 1) of `_part`: (BN, NG, 2) partial dots."""
-    if QT == 12:
-        return _part_q4k_t(a, b, c, xqt, xdt, xst, r, u, K, ASM, NG, EVEN)
-    else:
-        return _part_q6k_t(a, b, c, d, xqt, xdt, xst, r, u, K, ASM, NG, EVEN)
-
-
-@triton.jit
 def mmvq_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, QT: tl.constexpr, BN: tl.constexpr,
-                NG: tl.constexpr, KS: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr, ACT: tl.constexpr,
-                V: tl.constexpr = 0, U: tl.constexpr = 1):
+                NG: tl.constexpr, KS: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr, ACT: tl.constexpr):
     """grid (cdiv(N, BN), T * KS): out[t, rows] (+)= W[rows] . x[t]; with KS > 1 the KS programs of a
     row block take every KS-th step of K and add atomically into a zeroed out. ACT >= 0 (KS 1):
-    out = act(W . x) * (W2 . x), W2 (a2..d2) a second weight of the same type and shape (a GLU).
-    V = 1 (Q4_K, Q6_K): the per-thread partials of `_part_t` (see `_part_q4k_t`), U steps of NG units
-    per loop trip (unrolled: U steps' weight loads in flight at once)."""
+    out = act(W . x) * (W2 . x), W2 (a2..d2) a second weight of the same type and shape (a GLU)."""
     t = tl.program_id(1) // KS
     ks = tl.program_id(1) % KS
     rn = tl.program_id(0) * BN + tl.arange(0, BN)
@@ -412,27 +272,14 @@ def mmvq_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, QT: tl.co
         units = K // 32
     else:
         units = K // 64
-    if V == 1:
-        NA: tl.constexpr = NG if QT == 12 else NG // 2
-        acc = tl.zeros([BN, NA, 2], dtype=tl.float32)
-        acc2 = tl.zeros([BN, NA, 2], dtype=tl.float32)
-        for u0 in range(ks * NG, units, NG * KS * U):
-            for j in tl.static_range(U):
-                u = u0 + j * NG * KS
-                acc += _part_t(a, b, c, d, xqt, xdt, xst, r, u, K, QT, ASM, NG, EVEN)
-                if ACT >= 0:
-                    acc2 += _part_t(a2, b2, c2, d2, xqt, xdt, xst, r, u, K, QT, ASM, NG, EVEN)
-        y = tl.sum(tl.sum(acc, axis=2), axis=1)
-        y2 = tl.sum(tl.sum(acc2, axis=2), axis=1)
-    else:
-        acc = tl.zeros([BN, NG], dtype=tl.float32)
-        acc2 = tl.zeros([BN, NG], dtype=tl.float32)
-        for u in range(ks * NG, units, NG * KS):
-            acc += _part(a, b, c, d, xqt, xdt, xst, r, u, K, QT, ASM, NG, EVEN)
-            if ACT >= 0:
-                acc2 += _part(a2, b2, c2, d2, xqt, xdt, xst, r, u, K, QT, ASM, NG, EVEN)
-        y = tl.sum(acc, axis=1)
-        y2 = tl.sum(acc2, axis=1)
+    acc = tl.zeros([BN, NG], dtype=tl.float32)
+    acc2 = tl.zeros([BN, NG], dtype=tl.float32)
+    for u in range(ks * NG, units, NG * KS):
+        acc += _part(a, b, c, d, xqt, xdt, xst, r, u, K, QT, ASM, NG, EVEN)
+        if ACT >= 0:
+            acc2 += _part(a2, b2, c2, d2, xqt, xdt, xst, r, u, K, QT, ASM, NG, EVEN)
+    y = tl.sum(acc, axis=1)
+    y2 = tl.sum(acc2, axis=1)
     if ACT >= 0:
         y = glu_act(y, y2, ACT)
     if KS == 1:
@@ -442,20 +289,35 @@ def mmvq_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, QT: tl.co
 
 
 TYPES = (8, 12, 14, 39)  # Q8_0, Q4_K, Q6_K, MXFP4
-# ggml type -> (BN, NG, num_warps, KS[, num_stages[, V[, U]]]): V 1 the per-thread variant (Q4_K, Q6_K),
-# U its loop unrolled U times
+# ggml type -> (BN, NG, num_warps, KS[, num_stages]) of `mmvq_kernel` (Q4_K and Q6_K: the first form, V 0)
 CONFIG = {12: (1, 16, 1, 1), 14: (1, 16, 1, 1), 8: (1, 32, 2, 1), 39: (1, 32, 1, 1)}
-# Q4_K on the per-thread form (V 1), H200 sweeps (bench/results/2026-11-30-cuda-mmvq-sweep-v1, -v2): a GLU
-# one row per program (2 x 12288x4096: 21.8 -> 17.5 us), other rows two per program over 8 groups, unrolled
-# twice (6144x4096 8.9 -> 6.6 us, 4096x4096 6.4 -> 5.5, 4096x12288 16.0 -> 12.2); 1024 rows one per program
-Q4K_GLU, Q4K_ROWS = (1, 16, 1, 1, 3, 1), (2, 8, 1, 1, 3, 1, 2)
-Q4K_1024 = (1, 16, 1, 1, 3, 1, 2)
+# (ggml type, N, K, glu) -> configuration, measured on the H200 (bench/cuda_mmvq_sweep.py); other shapes: `config`
+SHAPE_CONFIG: dict[tuple[int, int, int, bool], tuple] = {}
+# Q4_K and Q6_K take the rows-as-streams form (V 2, kernels/mmvs.py). H200 sweep of every Qwen3-8B decode shape
+# (bench/results/2026-12-01-cuda-mmvq-sweep-v8-streams.json; us against the per-thread form V 1 before it):
+# two rows a program, one warp, the GLU (2 x 12288x4096 16.5, was 17.6), 6144 and 5120 rows (6.0, 5.5; were 6.6,
+# 5.9); a row in one loop trip (2 units a thread, unrolled twice) where the grid fits one wave of one-warp
+# programs (4096x4096 4.8, was 5.5; 1024x4096 2.4, was 2.9) and for long rows (4096x12288 9.6, was 12.1); four
+# rows a program for many rows (12288x4096 9.1, was 11.5). Q6_K: 151936x4096 119.9 (was 176.5), 4096x12288 13.4
+# (was 18.0), 1024x4096 2.7 (was 3.2).
+STREAMS_2, STREAMS_4, STREAMS_ROW = (2, 1, 1, 1, 1, 2, 1), (4, 1, 1, 1, 1, 2, 1), (2, 2, 1, 1, 1, 2, 2)
+ONE_WAVE_ROWS = 4224  # 2 rows x 16 one-warp programs (their registers) x 132 multiprocessors
 
 
 def config(qtype: int, n: int, k: int, glu: bool) -> tuple:
-    """The (BN, NG, num_warps, KS[, num_stages[, V[, U]]]) of `mmvq_kernel` for a weight shape."""
-    if qtype == 12 and n >= 1024:
-        return Q4K_GLU if glu and n >= 2048 else Q4K_ROWS if n >= 2048 else Q4K_1024
+    """The configuration of `matvec` for a weight shape: (BN, NG, num_warps, KS[, num_stages[, V[, U]]])
+    of `mmvq_kernel`, or for V 2 (R, units per thread, num_warps, 1, 1, 2, U) of `mmvs.mmvs_kernel`."""
+    hit = SHAPE_CONFIG.get((qtype, n, k, glu))
+    if hit is not None:
+        return hit
+    if qtype == 12:
+        if glu or (k < 8192 and ONE_WAVE_ROWS < n < 8192):
+            return STREAMS_2
+        return STREAMS_ROW if k >= 8192 or n <= ONE_WAVE_ROWS else STREAMS_4
+    if qtype == 14:
+        if glu:
+            return STREAMS_2
+        return STREAMS_4 if n >= 65536 else (2, 1, 1, 1, 1, 2, 2) if k >= 8192 else (2, 2, 1, 1, 1, 2, 1)
     return CONFIG[qtype]
 
 
@@ -468,15 +330,24 @@ def words(parts, qtype: int) -> tuple[torch.Tensor, ...]:
     return parts[0].view(torch.int32), parts[1], parts[1], parts[1]  # Q8_0 qs, d; MXFP4 qs, e
 
 
+def stream_words(parts, qtype: int) -> tuple[torch.Tensor, ...]:
+    """The weight arrays `mmvs.mmvs_kernel` reads: Q4_K (qs words, sm4, dm, dm), Q6_K (ql, qh words, sc4, d)."""
+    if qtype == 12:
+        return parts[0].view(torch.int32), parts[4], parts[3], parts[3]
+    return parts[0].view(torch.int32), parts[1].view(torch.int32), parts[4], parts[3]
+
+
 def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple | None = None,
            glu: tuple | None = None) -> None:
     """xqt = quantize_x(x) for x (T, K) -> out (T, N) f32. glu = (up weight's parts, activation code of
     `elementwise.GLU_ACTS`): out = act(x . W) * (x . W_up)."""
     xq, xd, xs = xqt
     bn, ng, nw, ks, *st = cfg or config(qtype, n, k, glu is not None)
-    var = st[1] if len(st) > 1 and qtype in (12, 14) else 0
-    unroll = st[2] if len(st) > 2 and var else 1
-    assert not (var and qtype == 14 and ng % 2), "Q6_K's per-thread form takes NG units in pairs"
+    if len(st) > 1 and st[1] == 2:  # rows as streams (kernels/mmvs.py): (R, units per thread, warps, 1, 1, 2, U)
+        assert qtype in (12, 14), "the rows-as-streams form takes Q4_K and Q6_K"
+        mmvs.launch(xqt, stream_words(parts, qtype), stream_words(glu[0], qtype) if glu else None, qtype, n, k,
+                    out, (bn, ng, nw, st[2] if len(st) > 2 else 1), glu[1] if glu else -1)
+        return
     a, b, c, d = words(parts, qtype)
     a2, b2, c2, d2 = words(glu[0], qtype) if glu else (a, b, c, d)
     if glu:
@@ -486,8 +357,7 @@ def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple
     unit = 32 if qtype in (8, 39) else 64
     mmvq_kernel[(triton.cdiv(n, bn), xq.shape[0] * ks)](
         xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, n, k, out.stride(0), QT=qtype, BN=bn, NG=ng, KS=ks,
-        ASM=xq.is_cuda, EVEN=k % (unit * ng * ks * unroll) == 0, ACT=glu[1] if glu else -1, V=var, U=unroll,
-        num_warps=nw,
+        ASM=xq.is_cuda, EVEN=k % (unit * ng * ks) == 0, ACT=glu[1] if glu else -1, num_warps=nw,
         num_stages=st[0] if st else 3)
 
 

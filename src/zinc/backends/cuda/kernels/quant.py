@@ -5,7 +5,8 @@ Weights are repacked at upload from raw GGUF blocks into plain per-field arrays 
 
 * Q4_K: qs u8 (N, K/2) (the 128 nibble bytes of each block), sc u8 / mn u8 (N, K/32) (the six-bit
   scales and mins, unpacked), dm f16 (N, 2*K/256) (d, dmin of each block), sm4 i32 (N, K/64) (see matvec.py);
-* Q6_K: ql u8 (N, K/2), qh u8 (N, K/4), sc i8 (N, K/16), d f16 (N, K/256);
+* Q6_K: ql u8 (N, K/2), qh u8 (N, K/4), sc i8 (N, K/16), d f16 (N, K/256) (and sc4, the scales as
+  `kernels.mmvs` reads them);
 * Q8_0: qs i8 (N, K), d f16 (N, K/32);
 * Q5_K: qs u8 (N, K/2) and dm as Q4_K, qh u8 (N, K/8) (the 32 high-bit bytes of each block),
   scmn u8 (N, K/16) (per block the 8 unpacked scales, then the 8 mins);

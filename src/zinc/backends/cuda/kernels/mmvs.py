@@ -1,0 +1,187 @@
+"""Decode matvec on 8-bit activations, rows as streams (Q4_K, Q6_K): the form `mmvq.matvec` takes for them.
+
+A program computes R rows (R streams; with a GLU, R rows of the gate and the same R of the up
+weight). Its threads split the row into units: a Q4_K unit is 16 bytes of nibbles (one half h of a
+64-value group g: values 64g + 16h + [0, 16) in the low nibbles, 64g + 32 + 16h + [0, 16) in the high
+ones), a Q6_K unit 48 bytes (two 16-byte runs of ql and one of qh: the four 16-value runs of one
+(128-value half, 16-value column) pair). Each thread takes NP / (32 * warps) units per step: 16-byte
+loads, coalesced across the warp. A unit's scales, mins and activation sums are the thread's own, and
+its activation words are loaded once for all R streams, so the loop has only elementwise work: every
+tensor in it is (NP,) or (NP, 4) in one layout (no shuffles, no barriers), and each stream's sum over
+the units is taken once, at the end.
+
+Q6_K reads its 16 scales per 256 values as `sc4` (one int32 word per unit: the scales of its four
+runs; `zinc.backends.cuda.weights`). The arithmetic is that of `mmvq` (integer dot products of the
+8-bit activations, scaled per block), so the two forms agree to f32 rounding.
+"""
+
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from zinc.backends.cuda.kernels.elementwise import glu_act
+from zinc.backends.cuda.kernels.dot4 import M4, M30, dot4, in_range
+
+
+@triton.jit
+def _q4k_act(xq, xd, xs, p, w, ok):
+    """Activation words (NP, 4) of the low and high nibbles of Q4_K units p, and their blocks' d and sums."""
+    g = p // 2
+    h = p % 2
+    xo = (g * 16 + h * 4)[:, None] + w[None, :]
+    m2 = ok[:, None]
+    XL = tl.load(xq + xo, mask=m2, other=0)
+    XH = tl.load(xq + xo + 8, mask=m2, other=0)
+    xdl = tl.load(xd + g * 4, mask=ok, other=0.0)
+    xdh = tl.load(xd + g * 4 + 2, mask=ok, other=0.0)
+    xsl = tl.load(xs + g * 4 + h, mask=ok, other=0.0)
+    xsh = tl.load(xs + g * 4 + 2 + h, mask=ok, other=0.0)
+    return XL, XH, xdl, xdh, xsl, xsh
+
+
+@triton.jit
+def _q4k_row(qw, sm4, dm, row, p, w, ok, XL, XH, xdl, xdh, xsl, xsh, K, ASM: tl.constexpr):
+    """Row `row` of a Q4_K weight over units p -> (NP,) partial dots (sm4: the unit's group's four scale
+    and min bytes; dm: the 256-value block's (d, dmin) f16 pair read as one word)."""
+    nsb = K // 256
+    W = tl.load(qw + row * (nsb * 32) + p[:, None] * 4 + w[None, :], mask=ok[:, None], other=0)
+    dl = tl.sum(dot4(W & M4, XL, False, ASM), axis=1)
+    dh = tl.sum(dot4((W >> 4) & M4, XH, False, ASM), axis=1)
+    v = tl.load(sm4 + row * (nsb * 4) + p // 2, mask=ok, other=0)
+    dmw = tl.load(dm.to(tl.pointer_type(tl.int32), bitcast=True) + row * nsb + p // 8, mask=ok, other=0)
+    d = (dmw & 0xFFFF).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
+    dmin = (dmw >> 16).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
+    il = (dl * (v & 255)).to(tl.float32)
+    ih = (dh * ((v >> 8) & 255)).to(tl.float32)
+    mnl = ((v >> 16) & 255).to(tl.float32)
+    mnh = ((v >> 24) & 255).to(tl.float32)
+    return d * (il * xdl + ih * xdh) - dmin * (mnl * xsl + mnh * xsh)
+
+
+@triton.jit
+def _q6k_act(xq, xd, xs, p, w, ok):
+    """Activation words (NP, 4) of the four runs of Q6_K units p (unit 2 * half + column), and per run
+    the 32-value block's d and the 16-value run's sum, each already times -32 for the sum."""
+    hh = p // 2
+    e = p % 2
+    xo = (hh * 32 + e * 4)[:, None] + w[None, :]
+    m2 = ok[:, None]
+    X0 = tl.load(xq + xo, mask=m2, other=0)
+    X1 = tl.load(xq + xo + 8, mask=m2, other=0)
+    X2 = tl.load(xq + xo + 16, mask=m2, other=0)
+    X3 = tl.load(xq + xo + 24, mask=m2, other=0)
+    so = hh * 8 + e
+    return (X0, X1, X2, X3, tl.load(xd + hh * 8, mask=ok, other=0.0), tl.load(xd + hh * 8 + 2, mask=ok, other=0.0),
+            tl.load(xd + hh * 8 + 4, mask=ok, other=0.0), tl.load(xd + hh * 8 + 6, mask=ok, other=0.0),
+            tl.load(xs + so, mask=ok, other=0.0) * 32.0, tl.load(xs + so + 2, mask=ok, other=0.0) * 32.0,
+            tl.load(xs + so + 4, mask=ok, other=0.0) * 32.0, tl.load(xs + so + 6, mask=ok, other=0.0) * 32.0)
+
+
+@triton.jit
+def _sc(v, j: tl.constexpr):
+    """Signed byte j of the words v, as f32."""
+    return ((v << (24 - 8 * j)) >> 24).to(tl.float32)
+
+
+@triton.jit
+def _q6k_row(ql, qh, sc4, dd, row, p, w, ok, X0, X1, X2, X3, x0, x1, x2, x3, y0, y1, y2, y3, K,
+             ASM: tl.constexpr):
+    """Row `row` of a Q6_K weight over units p -> (NP,) partial dots."""
+    nsb = K // 256
+    hh = p // 2
+    e = p % 2
+    m2 = ok[:, None]
+    oa = (hh * 16 + e * 4)[:, None] + w[None, :]
+    Wa = tl.load(ql + row * (nsb * 32) + oa, mask=m2, other=0)
+    Wb = tl.load(ql + row * (nsb * 32) + oa + 8, mask=m2, other=0)
+    H = tl.load(qh + row * (nsb * 16) + (hh * 8 + e * 4)[:, None] + w[None, :], mask=m2, other=0)
+    d0 = tl.sum(dot4((Wa & M4) | ((H << 4) & M30), X0, False, ASM), axis=1).to(tl.float32)
+    d1 = tl.sum(dot4((Wb & M4) | ((H << 2) & M30), X1, False, ASM), axis=1).to(tl.float32)
+    d2 = tl.sum(dot4(((Wa >> 4) & M4) | (H & M30), X2, False, ASM), axis=1).to(tl.float32)
+    d3 = tl.sum(dot4(((Wb >> 4) & M4) | ((H >> 2) & M30), X3, False, ASM), axis=1).to(tl.float32)
+    v = tl.load(sc4 + row * (nsb * 4) + p, mask=ok, other=0)
+    d = tl.load(dd + row * nsb + p // 4, mask=ok, other=0.0).to(tl.float32)
+    return d * (_sc(v, 0) * (x0 * d0 - y0) + _sc(v, 1) * (x1 * d1 - y1) + _sc(v, 2) * (x2 * d2 - y2)
+                + _sc(v, 3) * (x3 * d3 - y3))
+
+
+@triton.jit
+def _rows(a, b, c, d, r0, r1, p, w, ok, xq, xd, xs, K, QT: tl.constexpr, R2: tl.constexpr, ASM: tl.constexpr):
+    """Partial dots (NP,) of rows r0 and (R2) r1 of one weight over units p; activations loaded once."""
+    z = tl.zeros(p.shape, dtype=tl.float32)
+    if QT == 12:
+        XL, XH, xdl, xdh, xsl, xsh = _q4k_act(xq, xd, xs, p, w, ok)
+        s0 = _q4k_row(a, b, c, r0, p, w, ok, XL, XH, xdl, xdh, xsl, xsh, K, ASM)
+        s1 = _q4k_row(a, b, c, r1, p, w, ok, XL, XH, xdl, xdh, xsl, xsh, K, ASM) if R2 else z
+    else:
+        X0, X1, X2, X3, x0, x1, x2, x3, y0, y1, y2, y3 = _q6k_act(xq, xd, xs, p, w, ok)
+        s0 = _q6k_row(a, b, c, d, r0, p, w, ok, X0, X1, X2, X3, x0, x1, x2, x3, y0, y1, y2, y3, K, ASM)
+        s1 = (_q6k_row(a, b, c, d, r1, p, w, ok, X0, X1, X2, X3, x0, x1, x2, x3, y0, y1, y2, y3, K, ASM)
+              if R2 else z)
+    return s0, s1
+
+
+@triton.jit
+def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, QT: tl.constexpr, R: tl.constexpr,
+                NP: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr, ACT: tl.constexpr, U: tl.constexpr):
+    """grid (cdiv(N, R), T): out[t, R*i + [0, R)] = W[rows] . x[t], R in (1, 2, 4); ACT >= 0 (R in (1, 2)):
+    act(W . x) * (W2 . x), W2 (a2..d2) the up weight. NP units per step, the loop unrolled U times."""
+    t = tl.program_id(1)
+    base = tl.program_id(0) * R
+    xq, xd, xs = xq + t * (K // 4), xd + t * (K // 16), xs + t * (K // 16)
+    units = K // 32 if QT == 12 else K // 64
+    pr = tl.arange(0, NP)
+    w = tl.arange(0, 4)
+    r0 = tl.minimum(base, N - 1).to(tl.int64)
+    r1 = tl.minimum(base + 1, N - 1).to(tl.int64)
+    r2 = tl.minimum(base + 2, N - 1).to(tl.int64)
+    r3 = tl.minimum(base + 3, N - 1).to(tl.int64)
+    acc0 = tl.zeros([NP], dtype=tl.float32)
+    acc1 = tl.zeros([NP], dtype=tl.float32)
+    acc2 = tl.zeros([NP], dtype=tl.float32)
+    acc3 = tl.zeros([NP], dtype=tl.float32)
+    for u0 in range(0, units, NP * U):
+        for j in tl.static_range(U):
+            p = u0 + j * NP + pr
+            ok = in_range(p, units, EVEN)
+            s0, s1 = _rows(a, b, c, d, r0, r1, p, w, ok, xq, xd, xs, K, QT, R > 1, ASM)
+            acc0 += s0
+            acc1 += s1
+            if ACT >= 0:
+                s2, s3 = _rows(a2, b2, c2, d2, r0, r1, p, w, ok, xq, xd, xs, K, QT, R > 1, ASM)
+                acc2 += s2
+                acc3 += s3
+            elif R > 2:
+                s2, s3 = _rows(a, b, c, d, r2, r3, p, w, ok, xq, xd, xs, K, QT, True, ASM)
+                acc2 += s2
+                acc3 += s3
+    y0 = tl.sum(acc0, axis=0)
+    y1 = tl.sum(acc1, axis=0)
+    y2 = tl.sum(acc2, axis=0)
+    y3 = tl.sum(acc3, axis=0)
+    o = out + t * so + base
+    if ACT >= 0:
+        tl.store(o, glu_act(y0, y2, ACT))
+        if R > 1:
+            tl.store(o + 1, glu_act(y1, y3, ACT), mask=base + 1 < N)
+    else:
+        tl.store(o, y0)
+        if R > 1:
+            tl.store(o + 1, y1, mask=base + 1 < N)
+        if R > 2:
+            tl.store(o + 2, y2, mask=base + 2 < N)
+            tl.store(o + 3, y3, mask=base + 3 < N)
+
+
+def launch(xqt, wa: tuple, wb: tuple | None, qtype: int, n: int, k: int, out, cfg: tuple, act: int) -> None:
+    """out (T, n) = the rows of weight arrays wa (a, b, c, d; with wb and act >= 0 a GLU) times the 8-bit
+    activations xqt; cfg = (R, units per thread, warps, U)."""
+    xq, xd, xs = xqt
+    r, upt, nw, u = cfg
+    assert r in ((1, 2) if wb else (1, 2, 4)), cfg
+    npu = 32 * nw * upt
+    units = k // 32 if qtype == 12 else k // 64
+    mmvs_kernel[(triton.cdiv(n, r), xq.shape[0])](
+        xq, xd, xs, out, *wa, *(wb or wa), n, k, out.stride(0), QT=qtype, R=r, NP=npu, ASM=xq.is_cuda,
+        EVEN=units % (npu * u) == 0, ACT=act if wb else -1, U=u, num_warps=nw, num_stages=1)
