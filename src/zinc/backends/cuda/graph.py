@@ -24,71 +24,7 @@ from typing import Any
 import torch
 
 MAX_GRAPHS = 8
-PREFETCH_BYTES = 16 << 20  # of each decode matvec's weights asked of the L2 ahead of it (WeightPrefetch; 0: none)
 MAX_SEEN = 256  # prompt-chunk keys remembered for the capture-on-repeat rule
-
-
-class WeightPrefetch:
-    """A captured decode step asks the L2 for each matvec's first weight bytes while the kernels before it run.
-
-    A decode step alternates matvecs, which stream their weights at the memory's speed, with short kernels
-    (norms, attention, quantization) that leave the memory idle. When the step runs eagerly before its
-    capture, `note` records the arrays each matvec reads, in order; in the capture, at the step's start and
-    after matvec i, a side stream asks the L2 for the first PREFETCH_BYTES of matvec i + 1's arrays
-    (`kernels.prefetch`), so they arrive while the short kernels in between run. A step that calls its
-    matvecs in another order than the recorded one stops asking at the first difference. The side stream
-    joins the step's stream at the end of the capture."""
-
-    def __init__(self) -> None:
-        self.order: list[tuple[torch.Tensor, ...]] = []
-        self.mode = ""  # "record", "armed" or "" (off)
-        self.i = 0
-        self.forked = False  # the side stream has work of this capture: join it
-        self.stream: torch.cuda.Stream | None = None
-
-    def record(self) -> None:
-        self.mode, self.order = "record", []
-        if self.stream is None:
-            self.stream = torch.cuda.Stream()
-
-    def arm(self) -> None:
-        """In the capture: ask for the first matvec's weights now, the others after the matvec before each."""
-        self.mode, self.i = ("armed" if self.order and PREFETCH_BYTES > 0 else ""), 0
-        if self.mode:
-            self._ask(self.order[0])
-
-    def note(self, arrays: tuple[torch.Tensor, ...]) -> None:
-        """A decode matvec reading `arrays` was launched."""
-        if self.mode == "record":
-            self.order.append(arrays)
-        elif self.mode == "armed":
-            want = self.order[self.i] if self.i < len(self.order) else ()
-            if len(want) != len(arrays) or any(a.data_ptr() != b.data_ptr() for a, b in zip(want, arrays)):
-                self.mode = ""
-                return
-            self.i += 1
-            if self.i < len(self.order):
-                self._ask(self.order[self.i])
-
-    def _ask(self, arrays: tuple[torch.Tensor, ...]) -> None:
-        from zinc.backends.cuda.kernels.prefetch import l2_prefetch
-
-        total = sum(a.numel() * a.element_size() for a in arrays)
-        frac = min(1.0, PREFETCH_BYTES / max(total, 1))
-        self.stream.wait_stream(torch.cuda.current_stream())
-        self.forked = True
-        with torch.cuda.stream(self.stream):
-            for j in range(0, len(arrays), 4):
-                part = arrays[j:j + 4]
-                l2_prefetch(list(part), [max(16, int(a.numel() * a.element_size() * frac)) for a in part])
-
-    def join(self) -> None:
-        if self.forked:
-            torch.cuda.current_stream().wait_stream(self.stream)
-            self.forked = False
-
-    def off(self) -> None:
-        self.mode, self.i, self.forked = "", 0, False
 
 
 @dataclass
@@ -197,9 +133,7 @@ class StepGraphs:
 
         tokens, pos = batch.tokens.clone(), batch.pos.clone()
         static = replace(batch, tokens=tokens, pos=pos)
-        self.ops.prefetch.record()
         eager = forward(self.ops, cfg, weights, static, cache).clone()
-        self.ops.prefetch.off()
         torch.cuda.synchronize(self.ops.device)
         chosen = count = None
         if greedy:
@@ -209,7 +143,6 @@ class StepGraphs:
         self.ops.capturing = True
         try:
             with torch.cuda.graph(graph, pool=self.pool):
-                self.ops.prefetch.arm()
                 out = forward(self.ops, cfg, weights, static, cache)
                 if greedy:  # the chosen id feeds the next replay: token, position + 1, appended
                     nxt = torch.argmax(out[-1]).to(torch.int32).reshape(1)
@@ -217,7 +150,6 @@ class StepGraphs:
                     pos.add_(1)
                     chosen.index_copy_(0, count, nxt)
                     count.add_(1)
-                self.ops.prefetch.join()
         except RuntimeError as e:  # torch.AcceleratorError is one
             self.uncapturable.add((id(forward), id(cfg), id(weights), batch.n > 1))
             kind = "prompt chunk" if batch.n > 1 else "decode step"
@@ -226,6 +158,5 @@ class StepGraphs:
             return eager, None
         finally:
             self.ops.capturing = False
-            self.ops.prefetch.off()
         self.captures += 1
         return eager, _Captured(graph, tokens, pos, out, cache_signature(cache), chosen, count)

@@ -85,9 +85,6 @@ class CudaOps(BaseOps):
         self._rope: dict[tuple, tuple[torch.Tensor, float]] = {}
         self._graphs: Any = None
         self._qx: list[tuple] = []  # (x, its quantization) of the last QX_KEEP quantized matmul inputs
-        from zinc.backends.cuda.graph import WeightPrefetch
-
-        self.prefetch = WeightPrefetch()  # decode matvecs' weights asked of the L2 ahead (captured steps)
 
     # -- memory ----------------------------------------------------------------------------------
     def upload(self, qt: QTensor) -> CudaWeight:
@@ -159,17 +156,7 @@ class CudaOps(BaseOps):
             y = x2 @ self.dequantize(w, torch.float32).t()
         else:
             y = (x2.half() @ self.dequantize(w, torch.float16).t()).float()
-        if t <= MATVEC_MAX_ROWS and (w.quantized or w.dense.numel() <= DENSE_MATVEC_MAX):
-            self.prefetch.note(self._matvec_arrays(w))  # after the launch: the next matvec's weights are asked for
         return y.reshape(*lead, w.rows)
-
-    def _matvec_arrays(self, w: CudaWeight) -> tuple[torch.Tensor, ...]:
-        """The arrays a decode matvec of w reads (what `prefetch` asks the L2 for)."""
-        if not w.quantized:
-            return (w.dense,)
-        if w.ggml_type in (GGMLType.Q4_K, GGMLType.Q6_K) and not self.exact:
-            return tuple(dict.fromkeys(mmvq.stream_words(w.parts, int(w.ggml_type))))
-        return tuple(w.parts[:4])
 
     def _quantized(self, x: torch.Tensor, x2: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """x2 (the (T, K) f32 view of x) quantized for `mmvq`; the q, k, v (or gate, up) projections
@@ -322,7 +309,6 @@ class CudaOps(BaseOps):
         y = torch.empty((x2.shape[0], w_gate.rows), dtype=torch.float32, device=self.device)
         mmvq.matvec(self._quantized(x, x2), w_gate.parts, int(w_gate.ggml_type), w_gate.rows, w_gate.k, y,
                     glu=(w_up.parts, kel.GLU_ACTS[act]))
-        self.prefetch.note(self._matvec_arrays(w_gate) + self._matvec_arrays(w_up))
         return y.reshape(*lead, w_gate.rows)
 
     def glu(self, gate, up, act):
