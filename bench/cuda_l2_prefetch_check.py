@@ -1,11 +1,12 @@
 """Does an L2 bulk prefetch (`cp.async.bulk.prefetch.L2`) make a later decode matvec faster, and how fast is it?
 
-    PYTHONPATH=.snap/pf/src python bench/cuda_l2_prefetch_check.py --out DIR
+    PYTHONPATH=TRIAL/src python bench/cuda_l2_prefetch_check.py --out DIR
 
 For Qwen3-8B's O projection (Q4_K 4096x4096, 9.4 MB; copies rotated past the L2), per call in a replayed
 graph of 32: the matvec alone; a spin of S us then the matvec; the prefetch of that copy's weights, the spin,
 the matvec; the prefetch alone (chunk sizes), and the prefetch kernel's own time for 16 MB.
-Needs a tree with `kernels/prefetch.py` (the session-9 trial, kept in a snapshot).
+Needs a tree with `kernels/prefetch.py`: the session-9 trial, commit 6985db3 (reverted after it), checked out
+in TRIAL.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 # Session 9, call 3: V 2 as the default for Q4_K / Q6_K, and the L2 weight prefetch of captured decode steps
-# (graph.WeightPrefetch): every CUDA test on the GPU, then tg128 in fresh processes with PREFETCH_BYTES 0 (off),
+# (graph.WeightPrefetch; the tree of trial commit 6985db3, whose bench/cuda_cfg_bench.py took --prefetch): every CUDA test on the GPU, then tg128 in fresh processes with PREFETCH_BYTES 0 (off),
 # 8, 16 (the default) and 32 MB, interleaved; results packed into one archive (the reply takes 8 files).
 export PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1
 mkdir -p .real $OUT/w
