@@ -3,8 +3,9 @@
     PYTHONPATH=TRIAL/src python bench/cuda_l2_prefetch_check.py --out DIR
 
 For Qwen3-8B's O projection (Q4_K 4096x4096, 9.4 MB; copies rotated past the L2), per call in a replayed
-graph of 32: the matvec alone; a spin of S us then the matvec; the prefetch of that copy's weights, the spin,
-the matvec; the prefetch alone (chunk sizes), and the prefetch kernel's own time for 16 MB.
+graph of 64 (`cuda_quant_sweep.graph_us`; the recorded JSON came from a graph of 32 timed the same way): the
+matvec alone; a spin of S us then the matvec; the prefetch of that copy's weights, the spin, the matvec; the
+prefetch alone (chunk sizes), and the prefetch kernel's own time for 16 MB.
 Needs a tree with `kernels/prefetch.py`: the session-9 trial, commit 6985db3 (reverted after it), checked out
 in TRIAL.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,25 +27,8 @@ from zinc.backends.cuda.weights import CudaWeight
 from zinc.gguf.constants import GGMLType
 from zinc.gguf.quants import random_blocks
 
-
-def graph_us(fn, n=32) -> float:
-    fn()
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(n):
-            fn()
-    g.replay()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(20):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        torch.cuda.synchronize()
-        ts.append(a.elapsed_time(b) * 1e3 / n)
-    return float(np.median(ts))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cuda_quant_sweep import graph_us  # noqa: E402  (per call, a replayed graph of 64 calls)
 
 
 def main() -> None:
