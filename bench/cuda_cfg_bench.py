@@ -1,12 +1,14 @@
 """`zinc bench` (or the step profile) with the decode matvec configurations of a sweep's JSON.
 
-    python bench/cuda_cfg_bench.py SWEEP.json|- [--max-v V] bench -m MODEL ... --json
+    python bench/cuda_cfg_bench.py SWEEP.json|- [--max-v V] [--experts MOE_SWEEP.json] bench -m MODEL ... --json
     python bench/cuda_cfg_bench.py SWEEP.json|- profile MODEL --out DIR
 
 Reads `bench/cuda_mmvq_sweep.py`'s mmvq-sweep.json, takes per (type, N, K, glu) the fastest configuration
 within 1e-5 of the float64 reference (of variant V at most, --max-v), puts them in `mmvq.SHAPE_CONFIG`
 and runs the rest of the command line in this process (`zinc.cli` or `cuda_step_profile`). The table used
-goes to stderr. `-` instead of a JSON keeps `mmvq.config`'s defaults.
+goes to stderr. `-` instead of a JSON keeps `mmvq.config`'s defaults. --experts: `bench/cuda_moe_sweep.py`'s
+cuda-moe-sweep.json, whose suggested configurations (least total time per (type, K, glu)) go to
+`mmvq.EXPERT_CONFIG`.
 """
 
 from __future__ import annotations
@@ -33,8 +35,16 @@ def main() -> int:
     args = sys.argv[1:]
     max_v = 9
     from zinc.backends.cuda.kernels import mmvq
-    if len(args) > 2 and args[1] == "--max-v":
-        max_v = int(args[2])
+    while len(args) > 2 and args[1] in ("--max-v", "--experts"):
+        if args[1] == "--max-v":
+            max_v = int(args[2])
+        else:
+            sys.path.insert(0, "bench")
+            from cuda_moe_sweep import suggested
+            from zinc.gguf.constants import GGMLType
+            got = suggested(json.load(open(args[2]))["results"])
+            mmvq.EXPERT_CONFIG.update({(int(GGMLType[t]), k, g): c for (t, k, g), c in got.items() if c})
+            print(f"expert configs: {got}", file=sys.stderr)
         del args[1:3]
     best = best_configs(args[0], max_v) if args[0] != "-" else {}
     mmvq.SHAPE_CONFIG.update({k: c for k, (c, _) in best.items()})

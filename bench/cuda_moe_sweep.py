@@ -40,6 +40,8 @@ SMALL = [("tiny", "gate_up", T.Q4_K, 9, 256, 5, 2, "silu"), ("tiny", "down", T.Q
          ("tiny", "gate_up", T.MXFP4, 5, 288, 4, 2, "swiglu_oai"), ("tiny", "down", T.Q8_0, 7, 256, 5, 2, "")]
 NEW = [(1, 8, 1), (1, 16, 1), (1, 32, 1), (2, 8, 1), (2, 16, 1), (2, 16, 2), (4, 8, 1), (4, 8, 2),
        (4, 16, 4), (8, 8, 2), (1, 32, 2)]  # (BN, NG, num_warps) of mmvq_experts_kernel
+# Q4_K and Q6_K also: the rows-as-streams form (kernels/mmvs.py), (R, units per thread, warps, 1, 1, 2, U)
+NEW2 = [(r, upt, nw, 1, 1, 2, 1) for r in (1, 2, 4) for upt in (1, 2) for nw in (1, 2)]
 OLD = [(16, 4), (8, 2), (32, 4), (64, 8)]  # (BN, num_warps) of the generic kernel
 IDSETS = 64  # distinct random id sets the timed calls rotate through
 
@@ -80,6 +82,8 @@ def run_case(case, tokens: int, dev, bench, variants, old_variants) -> list[dict
     from zinc.backends.cuda.kernels import mmvq
 
     model, proj, t, n, k, E, nsel, act = case
+    if t in (T.Q4_K, T.Q6_K):
+        variants = variants + [v for v in NEW2 if proj == "down" or v[0] <= 2]  # a GLU takes R <= 2
     rng = np.random.default_rng(n + k + tokens)
     w = stack(t, E, n, k, dev, rng)
     up = stack(t, E, n, k, dev, rng) if proj == "gate_up" else None

@@ -81,6 +81,31 @@ def test_matvec_experts(t, n, k, T, nsel, cfg, per_slot):
     assert rel(got, np.einsum("tjnk,tjk->tjn", wd[ids], x.astype(np.float64)[rows])) < 2e-2
 
 
+@pytest.mark.parametrize("t,n,k,cfg", [(GGMLType.Q4_K, 19, 512, (2, 1, 1, 1, 1, 2, 1)),
+                                       (GGMLType.Q4_K, 9, 2048, (4, 2, 1, 1, 1, 2, 2)),
+                                       (GGMLType.Q6_K, 13, 768, (2, 1, 2, 1, 1, 2, 1))],
+                         ids=lambda v: getattr(v, "name", str(v)))
+@pytest.mark.parametrize("per_slot", [False, True])
+def test_matvec_experts_row_streams(t, n, k, cfg, per_slot):
+    """The rows-as-streams form (V 2, kernels/mmvs.py) over a selection: plain, and a GLU of a fused
+    (E, 2n, K) gate_up stack, against float64 math on the 8-bit activations."""
+    rng = np.random.default_rng(n * k + per_slot + 3)
+    E, T, nsel = 6, 3, 4
+    w, wd = stack(t, E, 2 * n, k, rng)
+    x = rng.standard_normal((T * nsel if per_slot else T, k)).astype(np.float32)
+    ids = random_ids(rng, T, nsel, E)
+    rows = (np.arange(T * nsel) if per_slot else np.repeat(np.arange(T), nsel)).reshape(T, nsel)
+    xdq = dequantized_x(x)[rows]
+    got = run(x, w, t, n, k, ids, cfg=cfg, expert_rows=2 * n)
+    assert rel(got, np.einsum("tjnk,tjk->tjn", wd[ids][:, :, :n], xdq)) < 2e-6
+    if cfg[0] > 2:
+        return
+    got = run(x, w, t, n, k, ids, cfg=cfg, glu=(w.parts, GLU_ACTS["silu"], n), expert_rows=2 * n)
+    g = np.einsum("tjnk,tjk->tjn", wd[ids][:, :, :n], xdq)
+    u = np.einsum("tjnk,tjk->tjn", wd[ids][:, :, n:], xdq)
+    assert rel(got, CpuOps().glu(g.astype(np.float32), u.astype(np.float32), "silu")) < 1e-5
+
+
 @pytest.mark.parametrize("t,act,fused", [(GGMLType.Q4_K, "silu", False), (GGMLType.Q8_0, "gelu", True),
                                          (GGMLType.MXFP4, "swiglu_oai", False), (GGMLType.Q6_K, "silu", True)],
                          ids=lambda v: getattr(v, "name", str(v)))

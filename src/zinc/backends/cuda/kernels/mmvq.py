@@ -397,17 +397,19 @@ def mmvq_experts_kernel(xq, xd, xs, ids, out, a, b, c, d, a2, b2, c2, d2, bias, 
     tl.store(out + p * N + rn, y, mask=rn < N)
 
 
-# (ggml type, K, glu) -> (BN, NG, num_warps) of `mmvq_experts_kernel`, measured (bench/cuda_moe_sweep.py)
-EXPERT_CONFIG: dict[tuple[int, int, bool], tuple[int, int, int]] = {  # H200, 2026-11-30
-    (12, 2048, False): (2, 8, 1), (12, 2048, True): (2, 8, 1), (12, 512, False): (8, 8, 2),
+# (ggml type, K, glu) -> (BN, NG, num_warps) of `mmvq_experts_kernel`, measured (bench/cuda_moe_sweep.py; H200,
+# 2026-11-30), or a rows-as-streams configuration (V 2, kernels/mmvs.py; 2026-12-01: Qwen3.5-35B-A3B's Q4_K
+# gate/up at one token 4.8 -> 3.8 us alone, 7.5 -> 4.8 with the GLU; bench/results/2026-12-01-cuda-moe-sweep-v3-streams.json)
+EXPERT_CONFIG: dict[tuple[int, int, bool], tuple] = {
+    (12, 2048, False): (2, 1, 1, 1, 1, 2, 1), (12, 2048, True): (2, 1, 1, 1, 1, 2, 1), (12, 512, False): (8, 8, 2),
     (14, 512, False): (4, 8, 1), (14, 768, False): (4, 8, 2), (8, 2048, False): (2, 16, 1),
     (8, 2048, True): (1, 32, 1), (8, 512, False): (8, 8, 2), (39, 2880, False): (4, 8, 1),
     (39, 2880, True): (2, 16, 1)}
 
 
-def expert_config(qtype: int, k: int, glu: bool = False) -> tuple[int, int, int]:
-    """(BN, NG, num_warps) for a row length k: EXPERT_CONFIG's, else NG blocks per step as the dense
-    CONFIG (fewer when the row is shorter) and more rows per program as NG shrinks."""
+def expert_config(qtype: int, k: int, glu: bool = False) -> tuple:
+    """The configuration of `matvec_experts` for a row length k: EXPERT_CONFIG's, else (BN, NG, num_warps) with
+    NG blocks per step as the dense CONFIG (fewer when the row is shorter), more rows per program as NG shrinks."""
     if (qtype, k, glu) in EXPERT_CONFIG:
         return EXPERT_CONFIG[qtype, k, glu]
     units = k // (32 if qtype in (8, 39) else 64)
@@ -434,6 +436,12 @@ def matvec_experts(xqt, parts, qtype: int, n: int, k: int, ids: torch.Tensor, ou
     assert xq.shape[0] in (t, t * nsel), (xq.shape, ids.shape)
     bn, ng, nw, *st = cfg or expert_config(qtype, k, glu is not None)
     es = expert_rows or n
+    if len(st) > 2 and st[2] == 2:  # rows as streams (kernels/mmvs.py): (R, units per thread, warps, 1, 1, 2, U)
+        assert qtype in (12, 14) and not bias, "the rows-as-streams form takes Q4_K and Q6_K, without biases"
+        mmvs.launch(xqt, stream_words(parts, qtype), stream_words(glu[0], qtype) if glu else None, qtype, n, k,
+                    out, (bn, ng, nw, st[3] if len(st) > 3 else 1), glu[1] if glu else -1,
+                    experts=(ids, 1 if xq.shape[0] == t * nsel else nsel, es, glu[2] if glu and len(glu) > 2 else 0))
+        return
     a, b, c, d = words(parts, qtype)
     a2, b2, c2, d2 = words(glu[0], qtype) if glu else (a, b, c, d)
     uo = glu[2] if glu and len(glu) > 2 else 0

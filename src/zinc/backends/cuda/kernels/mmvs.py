@@ -8,7 +8,7 @@ ones), a Q6_K unit 48 bytes (two 16-byte runs of ql and one of qh: the four 16-v
 loads, coalesced across the warp. A unit's scales, mins and activation sums are the thread's own, and
 its activation words are loaded once for all R streams, so the loop has only elementwise work: every
 tensor in it is (NP,) or (NP, 4) in one layout (no shuffles, no barriers), and each stream's sum over
-the units is taken once, at the end.
+the units is taken once, at the end. The same kernel runs the selected experts of a MoE layer (EXPERTS).
 
 Q6_K reads its 16 scales per 256 values as `sc4` (one int32 word per unit: the scales of its four
 runs; `zinc.backends.cuda.weights`). The arithmetic is that of `mmvq` (integer dot products of the
@@ -123,20 +123,29 @@ def _rows(a, b, c, d, r0, r1, p, w, ok, xq, xd, xs, K, QT: tl.constexpr, R2: tl.
 
 
 @triton.jit
-def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, QT: tl.constexpr, R: tl.constexpr,
-                NP: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr, ACT: tl.constexpr, U: tl.constexpr):
+def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, ES, UO, QT: tl.constexpr,
+                R: tl.constexpr, NP: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr, ACT: tl.constexpr,
+                U: tl.constexpr, EXPERTS: tl.constexpr):
     """grid (cdiv(N, R), T): out[t, R*i + [0, R)] = W[rows] . x[t], R in (1, 2, 4); ACT >= 0 (R in (1, 2)):
-    act(W . x) * (W2 . x), W2 (a2..d2) the up weight. NP units per step, the loop unrolled U times."""
+    act(W . x) * (W2 . x), W2 (a2..d2) the up weight, its rows UO past the gate's. NP units per step, the loop
+    unrolled U times. EXPERTS: program column t is a (token, slot) pair of a MoE selection: expert ids[t],
+    whose rows start at ids[t] * ES of the stack, times x row t // XDIV (`mmvq.matvec_experts`)."""
     t = tl.program_id(1)
     base = tl.program_id(0) * R
-    xq, xd, xs = xq + t * (K // 4), xd + t * (K // 16), xs + t * (K // 16)
+    if EXPERTS:
+        roff = tl.load(ids + t).to(tl.int64) * ES
+        xr = t // XDIV
+    else:
+        roff = 0
+        xr = t
+    xq, xd, xs = xq + xr * (K // 4), xd + xr * (K // 16), xs + xr * (K // 16)
     units = K // 32 if QT == 12 else K // 64
     pr = tl.arange(0, NP)
     w = tl.arange(0, 4)
-    r0 = tl.minimum(base, N - 1).to(tl.int64)
-    r1 = tl.minimum(base + 1, N - 1).to(tl.int64)
-    r2 = tl.minimum(base + 2, N - 1).to(tl.int64)
-    r3 = tl.minimum(base + 3, N - 1).to(tl.int64)
+    r0 = roff + tl.minimum(base, N - 1).to(tl.int64)
+    r1 = roff + tl.minimum(base + 1, N - 1).to(tl.int64)
+    r2 = roff + tl.minimum(base + 2, N - 1).to(tl.int64)
+    r3 = roff + tl.minimum(base + 3, N - 1).to(tl.int64)
     acc0 = tl.zeros([NP], dtype=tl.float32)
     acc1 = tl.zeros([NP], dtype=tl.float32)
     acc2 = tl.zeros([NP], dtype=tl.float32)
@@ -149,7 +158,7 @@ def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, QT: tl.co
             acc0 += s0
             acc1 += s1
             if ACT >= 0:
-                s2, s3 = _rows(a2, b2, c2, d2, r0, r1, p, w, ok, xq, xd, xs, K, QT, R > 1, ASM)
+                s2, s3 = _rows(a2, b2, c2, d2, r0 + UO, r1 + UO, p, w, ok, xq, xd, xs, K, QT, R > 1, ASM)
                 acc2 += s2
                 acc3 += s3
             elif R > 2:
@@ -174,14 +183,19 @@ def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, N, K, so, QT: tl.co
             tl.store(o + 3, y3, mask=base + 3 < N)
 
 
-def launch(xqt, wa: tuple, wb: tuple | None, qtype: int, n: int, k: int, out, cfg: tuple, act: int) -> None:
+def launch(xqt, wa: tuple, wb: tuple | None, qtype: int, n: int, k: int, out, cfg: tuple, act: int,
+           experts: tuple | None = None) -> None:
     """out (T, n) = the rows of weight arrays wa (a, b, c, d; with wb and act >= 0 a GLU) times the 8-bit
-    activations xqt; cfg = (R, units per thread, warps, U)."""
+    activations xqt; cfg = (R, units per thread, warps, U). experts = (ids (T, NSEL) int32, XDIV, expert
+    rows ES, up rows offset UO): out (T, NSEL, n), pair p = (t, j) of expert ids[t, j] times x row p // XDIV."""
     xq, xd, xs = xqt
     r, upt, nw, u = cfg
     assert r in ((1, 2) if wb else (1, 2, 4)), cfg
     npu = 32 * nw * upt
     units = k // 32 if qtype == 12 else k // 64
-    mmvs_kernel[(triton.cdiv(n, r), xq.shape[0])](
-        xq, xd, xs, out, *wa, *(wb or wa), n, k, out.stride(0), QT=qtype, R=r, NP=npu, ASM=xq.is_cuda,
-        EVEN=units % (npu * u) == 0, ACT=act if wb else -1, U=u, num_warps=nw, num_stages=1)
+    ids, xdiv, es, uo = experts if experts else (out, 1, 0, 0)
+    cols = ids.numel() if experts else xq.shape[0]
+    mmvs_kernel[(triton.cdiv(n, r), cols)](
+        xq, xd, xs, out, *wa, *(wb or wa), ids, n, k, n if experts else out.stride(0), xdiv, es, uo, QT=qtype,
+        R=r, NP=npu, ASM=xq.is_cuda, EVEN=units % (npu * u) == 0, ACT=act if wb else -1, U=u,
+        EXPERTS=experts is not None, num_warps=nw, num_stages=1)
