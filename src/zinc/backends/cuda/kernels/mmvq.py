@@ -22,7 +22,8 @@ configuration); Q8_0 and MXFP4 take `mmvq_kernel`.
 
 `matvec_experts` is the same product over the experts a MoE router selected: for an expert stack
 (E, N, K) (uploaded as E*N rows) out[t, j] = W[ids[t, j]] . x[t] (or x[t, j]), the ids read on the
-device (no host sync: a CUDA graph can hold the launch); with `glu` one kernel does gate and up.
+device (no host sync: a CUDA graph can hold the launch); with `glu` one kernel does gate and up. Its
+configurations (EXPERT_CONFIG) pick `mmvq_experts_kernel` or, for Q4_K / Q6_K, the streams form.
 """
 
 from __future__ import annotations
