@@ -19,13 +19,14 @@ import sys
 
 
 def best_configs(path: str, max_v: int = 9) -> dict:
+    from zinc.gguf.constants import GGMLType
     best: dict = {}
     for r in json.load(open(path))["results"]:
         cfg = tuple(r["cfg"])
         v = cfg[5] if len(cfg) > 5 else 0
         if "us" not in r or r["rel_err"] > 1e-5 or v > max_v:
             continue
-        key = ({"Q4_K": 12, "Q6_K": 14, "Q8_0": 8}[r["type"]], r["N"], r["K"], bool(r["glu"]))
+        key = (int(GGMLType[r["type"]]), r["N"], r["K"], bool(r["glu"]))
         if key not in best or r["us"] < best[key][1]:
             best[key] = (cfg, r["us"])
     return best

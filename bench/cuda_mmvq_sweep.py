@@ -75,9 +75,11 @@ def sass_report(cfgs: list[tuple], shapes=((Q4K, False), (Q4K, True), (Q6K, Fals
             u = st[2] if v2 and len(st) > 2 else 1
             types = wt[qt] if not (v2 and qt == Q6K) else ["*i32", "*i32", "*i32", "*fp16"]  # Q6_K V 2 reads sc4
             sig = dict(zip(names, ["*i32", "*fp32", "*fp32", "*fp32"] + types + types + ["i32"] * 3))
-            if v2:
+            if v2:  # mmvs_kernel also takes the expert ids (after the weights) and XDIV, ES, UO (after so)
+                sig = dict(zip(names[:12] + ["ids"] + names[12:] + ["XDIV", "ES", "UO"],
+                               list(sig.values())[:12] + ["*i32"] + ["i32"] * 6))
                 fn, const = mmvs.mmvs_kernel, dict(QT=qt, R=bn, NP=32 * nw * ng, ASM=True, EVEN=True,
-                                                     ACT=0 if glu else -1, U=u)
+                                                     ACT=0 if glu else -1, U=u, EXPERTS=False)
             else:
                 fn, const = mmvq.mmvq_kernel, dict(QT=qt, BN=bn, NG=ng, KS=ks, ASM=True, EVEN=True,
                                                      ACT=0 if glu else -1)

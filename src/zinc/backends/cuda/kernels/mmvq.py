@@ -322,20 +322,26 @@ def config(qtype: int, n: int, k: int, glu: bool) -> tuple:
     return CONFIG[qtype]
 
 
-def words(parts, qtype: int) -> tuple[torch.Tensor, ...]:
-    """The weight arrays `mmvq_kernel` reads (packed bytes viewed as int32 words)."""
+def words(parts, qtype: int, streams: bool = False) -> tuple[torch.Tensor, ...]:
+    """The weight arrays `mmvq_kernel` (or with streams `mmvs.mmvs_kernel`) reads (packed bytes viewed as
+    int32 words). The two differ in Q6_K's scales: the streams form reads sc4."""
     if qtype == 12:  # qs, sc, mn, dm, sm4
         return parts[0].view(torch.int32), parts[4], parts[3], parts[3]
-    if qtype == 14:  # ql, qh, sc, d
-        return parts[0].view(torch.int32), parts[1].view(torch.int32), parts[2], parts[3]
+    if qtype == 14:  # ql, qh, sc, d, sc4
+        return parts[0].view(torch.int32), parts[1].view(torch.int32), parts[4 if streams else 2], parts[3]
     return parts[0].view(torch.int32), parts[1], parts[1], parts[1]  # Q8_0 qs, d; MXFP4 qs, e
 
 
-def stream_words(parts, qtype: int) -> tuple[torch.Tensor, ...]:
-    """The weight arrays `mmvs.mmvs_kernel` reads: Q4_K (qs words, sm4, dm, dm), Q6_K (ql, qh words, sc4, d)."""
-    if qtype == 12:
-        return parts[0].view(torch.int32), parts[4], parts[3], parts[3]
-    return parts[0].view(torch.int32), parts[1].view(torch.int32), parts[4], parts[3]
+def _streams(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple, glu: tuple | None,
+             experts: tuple | None = None, bias: tuple | None = None) -> bool:
+    """Run the rows-as-streams form (kernels/mmvs.py) if cfg is one of its configurations (R, units per
+    thread, num_warps, 1, 1, 2[, U]), the same tuple for `matvec` and `matvec_experts`; False if it is not."""
+    if len(cfg) < 6 or cfg[5] != 2:
+        return False
+    assert qtype in (12, 14) and not bias, "the rows-as-streams form takes Q4_K and Q6_K, without biases"
+    mmvs.launch(xqt, words(parts, qtype, True), words(glu[0], qtype, True) if glu else None, qtype, n, k, out,
+                (cfg[0], cfg[1], cfg[2], cfg[6] if len(cfg) > 6 else 1), glu[1] if glu else -1, experts)
+    return True
 
 
 def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple | None = None,
@@ -343,12 +349,10 @@ def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple
     """xqt = quantize_x(x) for x (T, K) -> out (T, N) f32. glu = (up weight's parts, activation code of
     `elementwise.GLU_ACTS`): out = act(x . W) * (x . W_up)."""
     xq, xd, xs = xqt
-    bn, ng, nw, ks, *st = cfg or config(qtype, n, k, glu is not None)
-    if len(st) > 1 and st[1] == 2:  # rows as streams (kernels/mmvs.py): (R, units per thread, warps, 1, 1, 2, U)
-        assert qtype in (12, 14), "the rows-as-streams form takes Q4_K and Q6_K"
-        mmvs.launch(xqt, stream_words(parts, qtype), stream_words(glu[0], qtype) if glu else None, qtype, n, k,
-                    out, (bn, ng, nw, st[2] if len(st) > 2 else 1), glu[1] if glu else -1)
+    cfg = cfg or config(qtype, n, k, glu is not None)
+    if _streams(xqt, parts, qtype, n, k, out, cfg, glu):
         return
+    bn, ng, nw, ks, *st = cfg
     a, b, c, d = words(parts, qtype)
     a2, b2, c2, d2 = words(glu[0], qtype) if glu else (a, b, c, d)
     if glu:
@@ -435,19 +439,16 @@ def matvec_experts(xqt, parts, qtype: int, n: int, k: int, ids: torch.Tensor, ou
     xq, xd, xs = xqt
     t, nsel = ids.shape
     assert xq.shape[0] in (t, t * nsel), (xq.shape, ids.shape)
-    bn, ng, nw, *st = cfg or expert_config(qtype, k, glu is not None)
+    cfg = cfg or expert_config(qtype, k, glu is not None)
     es = expert_rows or n
-    if len(st) > 2 and st[2] == 2:  # rows as streams (kernels/mmvs.py): (R, units per thread, warps, 1, 1, 2, U)
-        assert qtype in (12, 14) and not bias, "the rows-as-streams form takes Q4_K and Q6_K, without biases"
-        mmvs.launch(xqt, stream_words(parts, qtype), stream_words(glu[0], qtype) if glu else None, qtype, n, k,
-                    out, (bn, ng, nw, st[3] if len(st) > 3 else 1), glu[1] if glu else -1,
-                    experts=(ids, 1 if xq.shape[0] == t * nsel else nsel, es, glu[2] if glu and len(glu) > 2 else 0))
+    uo = glu[2] if glu and len(glu) > 2 else 0
+    xdiv = 1 if xq.shape[0] == t * nsel else nsel
+    if _streams(xqt, parts, qtype, n, k, out, cfg, glu, experts=(ids, xdiv, es, uo), bias=bias):
         return
+    bn, ng, nw, *st = cfg
     a, b, c, d = words(parts, qtype)
     a2, b2, c2, d2 = words(glu[0], qtype) if glu else (a, b, c, d)
-    uo = glu[2] if glu and len(glu) > 2 else 0
     b1, b2_ = (bias[0], bias[-1]) if bias else (out, out)
-    xdiv = 1 if xq.shape[0] == t * nsel else nsel
     unit = 32 if qtype in (8, 39) else 64
     mmvq_experts_kernel[(triton.cdiv(n, bn), t * nsel)](
         xq, xd, xs, ids, out, a, b, c, d, a2, b2, c2, d2, b1, b2_, n, k, xdiv, es, uo, QT=qtype, BN=bn, NG=ng,

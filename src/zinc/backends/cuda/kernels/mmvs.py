@@ -7,8 +7,9 @@ ones), a Q6_K unit 48 bytes (two 16-byte runs of ql and one of qh: the four 16-v
 (128-value half, 16-value column) pair). Each thread takes NP / (32 * warps) units per step: 16-byte
 loads, coalesced across the warp. A unit's scales, mins and activation sums are the thread's own, and
 its activation words are loaded once for all R streams, so the loop has only elementwise work: every
-tensor in it is (NP,) or (NP, 4) in one layout (no shuffles, no barriers), and each stream's sum over
-the units is taken once, at the end. The same kernel runs the selected experts of a MoE layer (EXPERTS).
+tensor in it is (NP,) or (NP, 4), and each stream's sum over the units is taken once, at the end. With one
+unit a thread the loop's SASS has no shuffles and no barriers (`bench/cuda_mmvq_sweep.py --sass`); with two,
+Q6_K's loop gets 32 shuffles (Triton lays its (NP,) and (NP, 4) tensors out differently there), Q4_K's none. The same kernel runs the selected experts of a MoE layer (EXPERTS).
 
 Q6_K reads its 16 scales per 256 values as `sc4` (one int32 word per unit: the scales of its four
 runs; `zinc.backends.cuda.weights`). The arithmetic is that of `mmvq` (integer dot products of the
