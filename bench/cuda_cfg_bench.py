@@ -1,6 +1,6 @@
 """`zinc bench` (or the step profile) with the decode matvec configurations of a sweep's JSON.
 
-    python bench/cuda_cfg_bench.py SWEEP.json|- [--max-v V] [--experts MOE_SWEEP.json] bench -m MODEL ... --json
+    python bench/cuda_cfg_bench.py SWEEP.json|- [--max-v V] [--experts MOE_SWEEP.json] [--no-fold] bench -m MODEL ... --json
     python bench/cuda_cfg_bench.py SWEEP.json|- profile MODEL --out DIR
 
 Reads `bench/cuda_mmvq_sweep.py`'s mmvq-sweep.json, takes per (type, N, K, glu) the fastest configuration
@@ -8,7 +8,8 @@ within 1e-5 of the float64 reference (of variant V at most, --max-v), puts them 
 and runs the rest of the command line in this process (`zinc.cli` or `cuda_step_profile`). The table used
 goes to stderr. `-` instead of a JSON keeps `mmvq.config`'s defaults. --experts: `bench/cuda_moe_sweep.py`'s
 cuda-moe-sweep.json, whose suggested configurations (least total time per (type, K, glu)) go to
-`mmvq.EXPERT_CONFIG`.
+`mmvq.EXPERT_CONFIG`. --no-fold: shared experts stay out of the routed stacks (`CudaOps.fold_shared_experts`
+off), for A/B runs.
 """
 
 from __future__ import annotations
@@ -36,7 +37,12 @@ def main() -> int:
     args = sys.argv[1:]
     max_v = 9
     from zinc.backends.cuda.kernels import mmvq
-    while len(args) > 2 and args[1] in ("--max-v", "--experts"):
+    while len(args) > 2 and args[1] in ("--max-v", "--experts", "--no-fold"):
+        if args[1] == "--no-fold":
+            from zinc.backends.cuda.ops import CudaOps
+            CudaOps.fold_shared_experts = False
+            del args[1]
+            continue
         if args[1] == "--max-v":
             max_v = int(args[2])
         else:

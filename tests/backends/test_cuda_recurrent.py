@@ -212,6 +212,18 @@ def test_router_topk(ops, ref, gating, norm_w, w_scale, T, E, k):
     assert (ops.to_numpy(ids) == rid).all() and rel(ops.to_numpy(w), rw) < 1e-6
 
 
+@pytest.mark.parametrize("T,E,k", [(1, 256, 8), (3, 37, 5), (2, 16, 1)])
+def test_router_topk_shared(ops, ref, T, E, k):
+    """The folded shared expert's slot (`router_topk_shared`, one kernel): the top-k, then expert E with
+    weight sigmoid(gate), against the NumPy backend (BaseOps' host default)."""
+    rng = np.random.default_rng(E + 3 * k + T)
+    logits, gate = rand(rng, T, E, scale=2.0), rand(rng, T, 1, scale=3.0)
+    ids, w = ops.router_topk_shared(dev(logits), k, "softmax", True, 1.0, dev(gate))
+    rid, rw = ref.router_topk_shared(logits, k, "softmax", True, 1.0, gate)
+    assert ops.to_numpy(ids).shape == (T, k + 1) and (ops.to_numpy(ids) == rid).all()
+    assert (rid[:, k] == E).all() and rel(ops.to_numpy(w), rw) < 1e-6
+
+
 @pytest.mark.parametrize("gating", ["softmax", "sigmoid", "softmax_weight"])
 def test_router_ties_to_lower_id(ops, ref, gating):
     """Equal logits (so equal probabilities) are taken lowest expert id first, as a stable sort."""

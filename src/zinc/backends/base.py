@@ -167,6 +167,10 @@ class Ops(Protocol):
     def weighted_sum(self, x: Array, w: Array) -> Array: ...  # (T, k, D), (T, k) -> (T, D)
     def weighted_sum_shared(self, x: Array, w: Array, shared: Array, gate: Array | None) -> Array: ...
     # weighted_sum(x, w) + shared * sigmoid(gate) (gate (T, 1); None: + shared); default in BaseOps
+    def router_topk_shared(self, logits: Array, k: int, gating: str, norm_w: bool, w_scale: float,
+                           shared_gate: Array) -> tuple[Array, Array]: ...
+    # router_topk plus slot k: expert E = logits.shape[-1] (a shared expert folded into the stacks) with
+    # weight sigmoid(shared_gate (T, 1)); -> ids (T, k + 1), w (T, k + 1); default in BaseOps
 
     # -- sampling -------------------------------------------------------------------------------------
     def argmax(self, x: Array) -> Array: ...  # over the last axis
@@ -245,6 +249,17 @@ class BaseOps:
         """The experts' weighted sum plus a shared expert's output (T, D), scaled by sigmoid(gate (T, 1))."""
         s = shared if gate is None else self.mul(shared, self.unary(gate, "sigmoid"))
         return self.add(self.weighted_sum(x, w), s)
+
+    def router_topk_shared(self, logits, k, gating, norm_w, w_scale, shared_gate):
+        """router_topk, then slot k: the folded shared expert E (logits.shape[-1]) with weight
+        sigmoid(shared_gate), as `weighted_sum_shared` scales it (this default goes through the host)."""
+        ids, w = self.router_topk(logits, k, gating, norm_w, w_scale)
+        ids, w = self.to_numpy(ids), self.to_numpy(w)
+        g = self.to_numpy(shared_gate).reshape(-1, 1).astype(np.float32)
+        sig = np.float32(1) / (np.float32(1) + np.exp(-g))
+        shared = np.full((ids.shape[0], 1), logits.shape[-1], np.int32)
+        return (self.from_numpy(np.concatenate([ids, shared], 1)),
+                self.from_numpy(np.concatenate([w, sig], 1).astype(np.float32)))
 
     def matmul_experts_glu(self, x, w_gate, w_up, ids, act):
         """act(x @ W_gate[e].T) * (x @ W_up[e].T) over the experts `ids` selected (T, k, N)."""

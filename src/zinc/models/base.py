@@ -250,7 +250,12 @@ class LayerWeights:
     def has(self, short: str, kind: str = "weight") -> bool:
         """Whether the file has the tensor (uploaded alone or as a part of a stacked weight)."""
         name = f"blk.{self.il}.{short}.{kind}"
-        return name in self._w.tensors or name in self._w.stacks
+        return name in self._w.tensors or name in self._w.stacks or name in self._w.folded
+
+    def shared_expert_folded(self) -> bool:
+        """Whether the loader stored this layer's shared expert as the last expert of the routed stacks
+        (`fold_shared_experts`): expert id E of ffn_{gate,up,down}_exps, E = the router's expert count."""
+        return f"blk.{self.il}.ffn_up_shexp.weight" in self._w.folded
 
     def stack_of(self, short: str) -> "Stack | None":
         """The stacked weight that holds weight `short`, if the loader stacked it."""
@@ -272,10 +277,12 @@ class Stack:
 
 class Weights:
     """Uploaded tensors by their GGUF names (`output.weight` aliases `token_embd.weight` when tied);
-    `stacks` maps the GGUF name of each weight uploaded as a part of a stacked one to its `Stack`."""
+    `stacks` maps the GGUF name of each weight uploaded as a part of a stacked one to its `Stack`;
+    `folded` maps each shared-expert weight uploaded as the last expert of a routed stack to that stack's name."""
 
-    def __init__(self, tensors: dict[str, Any], stacks: dict[str, Stack] | None = None) -> None:
-        self.tensors, self.stacks = tensors, stacks or {}
+    def __init__(self, tensors: dict[str, Any], stacks: dict[str, Stack] | None = None,
+                 folded: dict[str, str] | None = None) -> None:
+        self.tensors, self.stacks, self.folded = tensors, stacks or {}, folded or {}
 
     def __getitem__(self, name: str) -> Any:
         return self.tensors[name]
@@ -304,14 +311,54 @@ def load_weights(ops: Ops, gguf: Any, specs: Iterable[TensorSpec]) -> Weights:
         st = Stack("+".join(parts), parts, tuple(q.shape[0] for q in qts))
         out[f"{layer}{st.name}.weight"] = ops.upload(concat_rows(f"{layer}{st.name}.weight", qts))
         stacks.update((s.name, st) for s in group)
+    folded: dict[str, str] = {}
+    for layer in fold_shared_experts(ops, gguf, present):
+        for m in ("gate", "up", "down"):
+            ename, sname = f"{layer}ffn_{m}_exps.weight", f"{layer}ffn_{m}_shexp.weight"
+            e, sh = QTensor.from_gguf(gguf, ename), QTensor.from_gguf(gguf, sname)
+            data = np.concatenate([np.ascontiguousarray(e.data).reshape(-1), np.ascontiguousarray(sh.data).reshape(-1)])
+            out[ename] = ops.upload(QTensor(ename, e.ggml_type, (e.shape[0] + 1, *e.shape[1:]), data))
+            folded[sname] = ename
     for s in present:
-        if s.name in stacks:
+        if s.name in stacks or s.name in folded or s.name in out:
             continue
         qt = _qtensor(gguf, s)
         out[s.name] = ops.from_numpy(qt.dequantize()) if s.op == "vector" else ops.upload(qt)
     if tied:
         out["output.weight"] = out["token_embd.weight"]
-    return Weights(out, stacks)
+    return Weights(out, stacks, folded)
+
+
+def fold_shared_experts(ops: Ops, gguf: Any, present: list[TensorSpec]) -> list[str]:
+    """The layers ("blk.N.") whose shared expert the loader uploads as one more routed expert.
+
+    A backend that asks (`ops.fold_shared_experts`) gets, where a layer's ffn_{gate,up,down}_shexp
+    have the types and the per-expert shapes of ffn_{gate,up,down}_exps (and a sigmoid gate
+    ffn_gate_inp_shexp; no biases or scales), stacks of E + 1 experts: the shared one is expert E,
+    picked for every token with weight sigmoid(gate) (`Ops.router_topk_shared`), so its GLU and down
+    projection run in the routed experts' launches instead of three of their own. Every layer of
+    the synthetic Qwen3.5-35B-A3B Q4_K_M qualifies (gate/up Q4_K, down Q4_K or Q6_K in both)."""
+    if not getattr(ops, "fold_shared_experts", False):
+        return []
+    names = {s.name for s in present}
+    out = []
+    for layer in sorted({_layer_prefix(s.name) for s in present if s.name.endswith("ffn_up_shexp.weight")}):
+        if f"{layer}ffn_gate_inp_shexp.weight" not in names:
+            continue
+        ok = True
+        for m in ("gate", "up", "down"):
+            e, sh = f"{layer}ffn_{m}_exps", f"{layer}ffn_{m}_shexp"
+            if f"{e}.weight" not in names or f"{sh}.weight" not in names or any(
+                    f"{n}.{x}" in names for n in (e, sh) for x in ("bias", "scale")):
+                ok = False
+                break
+            ei, si = gguf.tensors[f"{e}.weight"], gguf.tensors[f"{sh}.weight"]
+            if ei.ggml_type != si.ggml_type or len(ei.shape) != 3 or tuple(ei.shape[1:]) != tuple(si.shape):
+                ok = False
+                break
+        if ok:
+            out.append(layer)
+    return out
 
 
 def _layer_prefix(name: str) -> str:

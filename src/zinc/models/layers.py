@@ -150,10 +150,16 @@ def moe_ffn(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, logits: Any = None,
 
     `logits` replaces the router's own (W_router h + b) when the architecture computes them itself;
     `shared` (T, D), a shared expert's output, joins the sum, scaled by sigmoid(shared_gate (T, 1)) if given.
+    Where the loader folded the shared expert into the stacks (`LayerWeights.shared_expert_folded`), it is
+    expert E, the last slot of every token's selection, weighted by sigmoid(shared_gate): no `shared`.
     """
     if logits is None:
         logits = projections(ops, lw, h, ("ffn_gate_inp",))[0]
-    ids, w = ops.router_topk(logits, cfg.n_expert_used, cfg.expert_gating, cfg.expert_norm_w, cfg.expert_w_scale)
+    route = (cfg.n_expert_used, cfg.expert_gating, cfg.expert_norm_w, cfg.expert_w_scale)
+    if lw.shared_expert_folded():
+        ids, w = ops.router_topk_shared(logits, *route, shared_gate)
+    else:
+        ids, w = ops.router_topk(logits, *route)
     if lw.has("ffn_gate_up_exps"):
         a = ops.glu(*ops.split(_experts(ops, h, lw, "ffn_gate_up_exps", ids), (cfg.n_ff_exp, cfg.n_ff_exp)), cfg.act)
     elif not any(lw.get(n, x) is not None for n in ("ffn_gate_exps", "ffn_up_exps") for x in ("scale", "bias")):

@@ -85,6 +85,8 @@ def _ffn(ops: Ops, cfg: Config, w: Weights, il: int, h: Any) -> Any:
     if not lw.has("ffn_up_shexp"):
         return moe_ffn(ops, cfg, lw, h)
     logits, gate = projections(ops, lw, h, ("ffn_gate_inp", "ffn_gate_inp_shexp"))  # one matmul where stacked
+    if lw.shared_expert_folded():  # the shared expert is the routed stacks' last expert
+        return moe_ffn(ops, cfg, lw, h, logits, shared_gate=gate)
     return moe_ffn(ops, cfg, lw, h, logits, shared=glu_ffn(ops, cfg, lw, h, "_shexp"), shared_gate=gate)
 
 

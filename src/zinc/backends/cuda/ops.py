@@ -10,7 +10,9 @@ to f16 for a tensor-core matmul. rms_norm, rope (fused with the per-head norm an
 GLUs and attention (split-K for decode, flash for prefill) are Triton kernels; for a few tokens
 `rope_qk_attention` is the decode attention's first kernel doing the norms, rope and KV write too. Everything else is
 a torch op on the device: no op falls back to the host.
-Expert matmuls read only the selected experts: for a few tokens one matvec over (token, expert)
+A MoE layer's shared expert is uploaded as one more expert of its routed stacks where it has their types
+and shapes (`models.base.fold_shared_experts`): it runs in their launches, picked for every token by
+`router_topk_shared`. Expert matmuls read only the selected experts: for a few tokens one matvec over (token, expert)
 pairs with the ids read on the device, for more a loop over the experts hit (dequantize, GEMM).
 Recurrent layers: `kernels/recurrent.py` (a step's conv1d and token-by-token delta rule are one
 kernel each, the chunked prefill form torch code); the router's top-k and the experts' weighted sum
@@ -70,6 +72,7 @@ class CudaOps(BaseOps):
 
     name = "cuda"
     fuse_projections = True  # load_weights stacks the projections of one input (models.base.stack_groups)
+    fold_shared_experts = True  # and a shared expert into its layer's routed stacks (models.base.fold_shared_experts)
 
     def __init__(self, device: str | int | None = None, kv_dtype: str = "f16", graphs: bool = True,
                  exact: bool = False) -> None:
@@ -464,6 +467,9 @@ class CudaOps(BaseOps):
     # -- mixture of experts, sampling -----------------------------------------------------------------------
     def router_topk(self, logits, k, gating, norm_w, w_scale):
         return kmoe.router_topk(logits, k, gating, norm_w, w_scale)  # one kernel; ties: lower id first
+
+    def router_topk_shared(self, logits, k, gating, norm_w, w_scale, shared_gate):
+        return kmoe.router_topk(logits, k, gating, norm_w, w_scale, shared_gate)  # one kernel, slot k appended
 
     def weighted_sum(self, x, w):
         return kmoe.weighted_sum(x, w)

@@ -17,10 +17,11 @@ GATINGS = {"softmax": 0, "sigmoid": 1, "softmax_weight": 2}
 
 
 @triton.jit
-def router_kernel(logits, ids, w, E, K, w_scale, GATING: tl.constexpr, NORM: tl.constexpr, BE: tl.constexpr,
-                  BK: tl.constexpr):
+def router_kernel(logits, ids, w, sg, E, K, w_scale, GATING: tl.constexpr, NORM: tl.constexpr, BE: tl.constexpr,
+                  BK: tl.constexpr, SHARED: tl.constexpr = False):
     """Row t of logits (T, E) -> ids[t] (K,) int32, w[t] (K,) f32; grid (T,). GATING 0 softmax,
-    1 sigmoid, 2 softmax_weight (probabilities are the logits, the weights a softmax of the K)."""
+    1 sigmoid, 2 softmax_weight (probabilities are the logits, the weights a softmax of the K).
+    SHARED: rows of K + 1, slot K the folded shared expert E with weight sigmoid(sg[t])."""
     t = tl.program_id(0).to(tl.int64)
     e = tl.arange(0, BE)
     em = e < E
@@ -50,22 +51,30 @@ def router_kernel(logits, ids, w, E, K, w_scale, GATING: tl.constexpr, NORM: tl.
     if NORM:
         wv = wv / tl.maximum(tl.sum(tl.where(km, wv, 0.0), axis=0), 6.103515625e-5)  # floor of the sum
     wv = wv * w_scale
-    tl.store(ids + t * K + kk, sel, mask=km)
-    tl.store(w + t * K + kk, wv, mask=km)
+    ko = K + 1 if SHARED else K
+    tl.store(ids + t * ko + kk, sel, mask=km)
+    tl.store(w + t * ko + kk, wv, mask=km)
+    if SHARED:
+        tl.store(ids + t * ko + K, E)
+        tl.store(w + t * ko + K, 1.0 / (1.0 + tl.exp(-tl.load(sg + t))))
 
 
-def router_topk(logits: torch.Tensor, k: int, gating: str, norm_w: bool, w_scale: float):
-    """logits (T, E) -> (ids (T, k) int32, weights (T, k) f32); see CpuOps.router_topk."""
+def router_topk(logits: torch.Tensor, k: int, gating: str, norm_w: bool, w_scale: float,
+                shared_gate: torch.Tensor | None = None):
+    """logits (T, E) -> (ids (T, k) int32, weights (T, k) f32); see CpuOps.router_topk. With shared_gate
+    (T, 1): (T, k + 1), slot k expert E with weight sigmoid(shared_gate) (`Ops.router_topk_shared`)."""
     if gating not in GATINGS:
         raise ValueError(f"unknown expert gating {gating!r}")
     logits = logits.float().contiguous()
     T, E = logits.shape
-    ids = torch.empty((T, k), dtype=torch.int32, device=logits.device)
-    w = torch.empty((T, k), dtype=torch.float32, device=logits.device)
+    ko = k + (shared_gate is not None)
+    ids = torch.empty((T, ko), dtype=torch.int32, device=logits.device)
+    w = torch.empty((T, ko), dtype=torch.float32, device=logits.device)
+    sg = shared_gate.float().contiguous() if shared_gate is not None else w
     scale = float(w_scale) if w_scale and w_scale != 1.0 else 1.0
     be = triton.next_power_of_2(E)
-    router_kernel[(T,)](logits, ids, w, E, k, scale, GATING=GATINGS[gating], NORM=bool(norm_w), BE=be,
-                        BK=triton.next_power_of_2(k), num_warps=4 if be >= 1024 else 1)
+    router_kernel[(T,)](logits, ids, w, sg, E, k, scale, GATING=GATINGS[gating], NORM=bool(norm_w), BE=be,
+                        BK=triton.next_power_of_2(k), SHARED=shared_gate is not None, num_warps=4 if be >= 1024 else 1)
     return ids, w
 
 
