@@ -76,10 +76,11 @@ def sass_report(cfgs: list[tuple], shapes=((Q4K, False), (Q4K, True), (Q6K, Fals
             types = wt[qt] if not (v2 and qt == Q6K) else ["*i32", "*i32", "*i32", "*fp16"]  # Q6_K V 2 reads sc4
             sig = dict(zip(names, ["*i32", "*fp32", "*fp32", "*fp32"] + types + types + ["i32"] * 3))
             if v2:  # mmvs_kernel also takes the expert ids (after the weights) and XDIV, ES, UO (after so)
-                sig = dict(zip(names[:12] + ["ids"] + names[12:] + ["XDIV", "ES", "UO"],
-                               list(sig.values())[:12] + ["*i32"] + ["i32"] * 6))
+                sig = dict(zip(names[:12] + ["ids"] + names[12:] + ["XDIV", "ES", "UO", "P1", "N2", "out2", "so2"],
+                               list(sig.values())[:12] + ["*i32"] + ["i32"] * 8 + ["*fp32", "i32"]))
                 fn, const = mmvs.mmvs_kernel, dict(QT=qt, R=bn, NP=32 * nw * ng, ASM=True, EVEN=True,
-                                                     ACT=0 if glu else -1, U=u, EXPERTS=False)
+                                                     ACT=0 if glu else -1, U=u, EXPERTS=False, QT2=0, R2=1,
+                                                     NP2=32, EVEN2=False, U2=1)
             else:
                 fn, const = mmvq.mmvq_kernel, dict(QT=qt, BN=bn, NG=ng, KS=ks, ASM=True, EVEN=True,
                                                      ACT=0 if glu else -1)

@@ -103,6 +103,42 @@ def test_matvec_row_streams(t, n, k):
         assert rel(out.cpu().numpy(), want) < 1e-5, cfg
 
 
+@pytest.mark.parametrize("ta,na,tb,nb,k", [(GGMLType.Q4_K, 13, GGMLType.Q6_K, 7, 768),
+                                            (GGMLType.Q6_K, 37, GGMLType.Q4_K, 5, 1280),
+                                            (GGMLType.Q4_K, 9, GGMLType.Q4_K, 3, 2048)])
+@pytest.mark.parametrize("rows", [1, 3])
+def test_matvec_pair(ta, na, tb, nb, k, rows, monkeypatch):
+    """Two weights of one input in one launch (`mmvq.matvec_pair`, `CudaOps.matmuls`), each at its own
+    configuration (rows a program, units a thread, unrolling; odd row counts): each output as its own matvec."""
+    from zinc.backends.cuda.kernels import mmvs
+
+    rng = np.random.default_rng(na * nb + k + rows)
+    qa = QTensor("a", ta, (na, k), random_blocks(ta, na * k, rng, scale=0.05))
+    qb = QTensor("b", tb, (nb, k), random_blocks(tb, nb * k, rng, scale=0.05))
+    x = rng.standard_normal((rows, k)).astype(np.float32)
+    xqt = mmvq.quantize_x(torch.from_numpy(x).to(DEVICE))
+    q, d = quantize_ref(x)
+    xdq = (q.reshape(rows, -1, 32) * d[..., None].astype(np.float64)).reshape(rows, k)
+    ca, cb = CudaWeight(qa, DEVICE), CudaWeight(qb, DEVICE)
+    for cfa, cfb in [((2, 1, 1, 1), (4, 2, 1, 2)), ((1, 2, 1, 2), (2, 1, 1, 1)), ((4, 1, 2, 3), (1, 1, 2, 1))]:
+        ya = torch.full((rows, na), float("nan"), dtype=torch.float32, device=DEVICE)
+        yb = torch.full((rows, nb), float("nan"), dtype=torch.float32, device=DEVICE)
+        mmvs.launch_pair(xqt, (mmvq.words(ca.parts, int(ta), True), int(ta), na, ya, cfa),
+                         (mmvq.words(cb.parts, int(tb), True), int(tb), nb, yb, cfb))
+        assert rel(ya.cpu().numpy(), xdq @ qa.dequantize().astype(np.float64).T) < 2e-6, (cfa, cfb)
+        assert rel(yb.cpu().numpy(), xdq @ qb.dequantize().astype(np.float64).T) < 2e-6, (cfa, cfb)
+    from zinc.backends.cuda.ops import CudaOps
+    ops = CudaOps(device=DEVICE, graphs=False)
+    xt = torch.from_numpy(x).to(DEVICE)
+    pairs = []
+    launch = mmvs.launch_pair
+    monkeypatch.setattr(mmvs, "launch_pair", lambda *a: pairs.append(1) or launch(*a))
+    ya, yb = ops.matmuls(xt, [ca, cb])
+    assert pairs == [1]  # one launch for the two
+    assert rel(ya.cpu().numpy(), ops.matmul(xt, ca).cpu().numpy()) < 1e-6
+    assert rel(yb.cpu().numpy(), ops.matmul(xt, cb).cpu().numpy()) < 1e-6
+
+
 @pytest.mark.parametrize("k,res,has_w", [(4096, True, True), (2880, True, True), (96, False, True), (160, True, False)])
 def test_norm_quantize(k, res, has_w):
     """The fused RMS norm (+ residual) then quantize: the norm as elementwise.rms_norm, then quantize_x."""

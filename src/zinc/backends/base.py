@@ -178,6 +178,7 @@ class Ops(Protocol):
     # -- fused (defaults in BaseOps) ----------------------------------------------------------------------
     def add_rms_norm(self, x: Array, r: Array, w: Array | None, eps: float) -> tuple[Array, Array]: ...
     def matmul_glu(self, x: Array, w_gate: Weight, w_up: Weight, act: str) -> Array: ...
+    def matmuls(self, x: Array, ws: list[Weight]) -> list[Array]: ...  # [matmul(x, w) for w in ws]
     def matmul_experts_glu(self, x: Array, w_gate: Weight, w_up: Weight, ids: Array, act: str) -> Array: ...
     # glu(matmul_experts(x, w_gate, ids), matmul_experts(x, w_up, ids), act)
     def norm_rope(self, x: Array, w: Array | None, eps: float, pos: Array, p: RopeParams,
@@ -244,6 +245,10 @@ class BaseOps:
     def matmul_glu(self, x, w_gate, w_up, act):
         """act(x @ W_gate.T) * (x @ W_up.T)."""
         return self.glu(self.matmul(x, w_gate), self.matmul(x, w_up), act)
+
+    def matmuls(self, x, ws):
+        """x @ W.T for each weight of one input (a backend may run them in one launch)."""
+        return [self.matmul(x, w) for w in ws]
 
     def weighted_sum_shared(self, x, w, shared, gate):
         """The experts' weighted sum plus a shared expert's output (T, D), scaled by sigmoid(gate (T, 1))."""

@@ -28,14 +28,20 @@ def _linear(ops: Ops, x: Any, lw: LayerWeights, short: str) -> Any:
 def projections(ops: Ops, lw: LayerWeights, h: Any, shorts: tuple[str, ...]) -> list[Any]:
     """h @ W.T (+ bias) for each named weight of the layer, in order. Weights the loader stacked
     (`LayerWeights.stack_of`) are one matmul whose output is split (on CUDA and NumPy the parts are
-    contiguous); a stack is computed once even when several of its parts are asked for."""
-    out: dict[str, Any] = {}
+    contiguous); a stack is computed once even when several of its parts are asked for. The matmuls
+    left (a stack and the weights of other types) go to `ops.matmuls` together."""
+    jobs: dict[str, Any] = {}  # weight name -> its Stack, or None for a weight of its own
     for short in shorts:
         st = lw.stack_of(short)
-        if st is None:
-            out[short] = _linear(ops, h, lw, short)
-        elif short not in out:
-            out.update(zip(st.parts, ops.split(ops.matmul(h, lw[st.name]), st.rows)))
+        jobs.setdefault(st.name if st is not None else short, st)
+    ys = ops.matmuls(h, [lw[name] for name in jobs])  # one launch for a few weights where the backend can
+    out: dict[str, Any] = {}
+    for (name, st), y in zip(jobs.items(), ys):
+        if st is not None:
+            out.update(zip(st.parts, ops.split(y, st.rows)))
+        else:
+            b = lw.get(name, "bias")
+            out[name] = y if b is None else ops.add(y, b)
     return [out[s] for s in shorts]
 
 

@@ -53,6 +53,7 @@ MATVEC_MAX_ROWS = 4  # up to this many rows a matmul is a fused dequant-matvec, 
 DENSE_MATVEC_MAX = 1 << 24  # float weights up to this many values take `kgm.dense_matvec` at those rows
 QX_KEEP = 2  # quantized matmul inputs remembered (CudaOps._quantized)
 TUNED_MATVEC = frozenset({GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0})  # kernels/mmvq.py; others: generic
+STREAM_TYPES = frozenset({GGMLType.Q4_K, GGMLType.Q6_K})  # kernels/mmvs.py (also two weights in one launch)
 MMVQ_EXPERTS = TUNED_MATVEC | {GGMLType.MXFP4}  # expert types of mmvq.matvec_experts; others: generic
 DECODE_ATTN_MAX_ROWS = 16
 # decode attention: (caches of fewer cells than this, splits of the cells, cells per step of a split)
@@ -160,6 +161,20 @@ class CudaOps(BaseOps):
         else:
             y = (x2.half() @ self.dequantize(w, torch.float16).t()).float()
         return y.reshape(*lead, w.rows)
+
+    def matmuls(self, x: torch.Tensor, ws: list[CudaWeight]) -> list[torch.Tensor]:
+        """x @ W.T for each weight of one input; two Q4_K / Q6_K weights (Q and K beside a Q6_K V in a Q4_K_M
+        file, a Gated DeltaNet's input projections) for a few rows: one launch (`mmvq.matvec_pair`)."""
+        if (len(ws) == 2 and not self.exact and all(w.quantized and w.ggml_type in STREAM_TYPES for w in ws)
+                and ws[0].k == ws[1].k and x.shape[-1] == ws[0].k):
+            lead = x.shape[:-1]
+            x2 = x.reshape(-1, ws[0].k).float().contiguous()
+            if x2.shape[0] <= MATVEC_MAX_ROWS:
+                ys = [torch.empty((x2.shape[0], w.rows), dtype=torch.float32, device=self.device) for w in ws]
+                if mmvq.matvec_pair(self._quantized(x, x2), *((w.parts, int(w.ggml_type), w.rows, w.k, y)
+                                                               for w, y in zip(ws, ys))):
+                    return [y.reshape(*lead, w.rows) for w, y in zip(ws, ys)]
+        return [self.matmul(x, w) for w in ws]
 
     def _quantized(self, x: torch.Tensor, x2: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """x2 (the (T, K) f32 view of x) quantized for `mmvq`; the q, k, v (or gate, up) projections

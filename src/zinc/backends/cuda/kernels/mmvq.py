@@ -344,6 +344,19 @@ def _streams(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tup
     return True
 
 
+def matvec_pair(xqt, first: tuple, second: tuple) -> bool:
+    """Two weights of one input in one launch (`mmvs.launch_pair`): first, second = (parts, qtype, n, k, out).
+    Where both take the rows-as-streams form with the same warps; else nothing runs and this returns False.
+    Each runs its configuration's rows a program at one unit a thread, not unrolled: the kernel gets the
+    registers of its heavier half, and one unit keeps them at 60-72 (32 one-warp programs a multiprocessor)."""
+    cfgs = [config(q, n, k, False) for _, q, n, k, _ in (first, second)]
+    if any(len(c) < 6 or c[5] != 2 for c in cfgs) or cfgs[0][2] != cfgs[1][2] or first[3] != second[3]:
+        return False
+    mmvs.launch_pair(xqt, *((words(p, q, True), q, n, o, (c[0], 1, c[2], 1))
+                            for (p, q, n, _, o), c in zip((first, second), cfgs)))
+    return True
+
+
 def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple | None = None,
            glu: tuple | None = None) -> None:
     """xqt = quantize_x(x) for x (T, K) -> out (T, N) f32. glu = (up weight's parts, activation code of

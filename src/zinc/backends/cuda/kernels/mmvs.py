@@ -124,15 +124,11 @@ def _rows(a, b, c, d, r0, r1, p, w, ok, xq, xd, xs, K, QT: tl.constexpr, R2: tl.
 
 
 @triton.jit
-def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, ES, UO, QT: tl.constexpr,
-                R: tl.constexpr, NP: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr, ACT: tl.constexpr,
-                U: tl.constexpr, EXPERTS: tl.constexpr):
-    """grid (cdiv(N, R), T): out[t, R*i + [0, R)] = W[rows] . x[t], R in (1, 2, 4); ACT >= 0 (R in (1, 2)):
-    act(W . x) * (W2 . x), W2 (a2..d2) the up weight, its rows UO past the gate's. NP units per step, the loop
-    unrolled U times. EXPERTS: program column t is a (token, slot) pair of a MoE selection: expert ids[t],
-    whose rows start at ids[t] * ES of the stack, times x row t // XDIV (`mmvq.matvec_experts`)."""
-    t = tl.program_id(1)
-    base = tl.program_id(0) * R
+def _program(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, ES, UO, pid, t, QT: tl.constexpr,
+             R: tl.constexpr, NP: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr, ACT: tl.constexpr,
+             U: tl.constexpr, EXPERTS: tl.constexpr):
+    """Program pid of column t: the R rows R * pid + [0, R) (`mmvs_kernel`)."""
+    base = pid * R
     if EXPERTS:
         roff = tl.load(ids + t).to(tl.int64) * ES
         xr = t // XDIV
@@ -184,6 +180,30 @@ def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV
             tl.store(o + 3, y3, mask=base + 3 < N)
 
 
+@triton.jit
+def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, ES, UO, P1, N2, out2, so2,
+                QT: tl.constexpr, R: tl.constexpr, NP: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr,
+                ACT: tl.constexpr, U: tl.constexpr, EXPERTS: tl.constexpr, QT2: tl.constexpr = 0,
+                R2: tl.constexpr = 1, NP2: tl.constexpr = 32, EVEN2: tl.constexpr = False, U2: tl.constexpr = 1):
+    """grid (cdiv(N, R), T): out[t, R*i + [0, R)] = W[rows] . x[t], R in (1, 2, 4); ACT >= 0 (R in (1, 2)):
+    act(W . x) * (W2 . x), W2 (a2..d2) the up weight, its rows UO past the gate's. NP units per step, the loop
+    unrolled U times. EXPERTS: program column t is a (token, slot) pair of a MoE selection: expert ids[t],
+    whose rows start at ids[t] * ES of the stack, times x row t // XDIV (`mmvq.matvec_experts`).
+    QT2 > 0: a second weight of the same input (a2..d2, type QT2, N2 rows) in the same launch: programs
+    from P1 on compute its rows into out2 (row stride so2) with their own R2, NP2, EVEN2, U2 (`launch_pair`)."""
+    pid = tl.program_id(0)
+    t = tl.program_id(1)
+    if QT2 == 0:
+        _program(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, ES, UO, pid, t, QT, R, NP, ASM,
+                 EVEN, ACT, U, EXPERTS)
+    elif pid < P1:
+        _program(xq, xd, xs, out, a, b, c, d, a, b, c, d, ids, N, K, so, 1, 0, 0, pid, t, QT, R, NP, ASM, EVEN, -1,
+                 U, False)
+    else:
+        _program(xq, xd, xs, out2, a2, b2, c2, d2, a2, b2, c2, d2, ids, N2, K, so2, 1, 0, 0, pid - P1, t, QT2, R2,
+                 NP2, ASM, EVEN2, -1, U2, False)
+
+
 def launch(xqt, wa: tuple, wb: tuple | None, qtype: int, n: int, k: int, out, cfg: tuple, act: int,
            experts: tuple | None = None) -> None:
     """out (T, n) = the rows of weight arrays wa (a, b, c, d; with wb and act >= 0 a GLU) times the 8-bit
@@ -197,6 +217,26 @@ def launch(xqt, wa: tuple, wb: tuple | None, qtype: int, n: int, k: int, out, cf
     ids, xdiv, es, uo = experts if experts else (out, 1, 0, 0)
     cols = ids.numel() if experts else xq.shape[0]
     mmvs_kernel[(triton.cdiv(n, r), cols)](
-        xq, xd, xs, out, *wa, *(wb or wa), ids, n, k, n if experts else out.stride(0), xdiv, es, uo, QT=qtype,
-        R=r, NP=npu, ASM=xq.is_cuda, EVEN=units % (npu * u) == 0, ACT=act if wb else -1, U=u,
+        xq, xd, xs, out, *wa, *(wb or wa), ids, n, k, n if experts else out.stride(0), xdiv, es, uo, 0, 0, out, 0,
+        QT=qtype, R=r, NP=npu, ASM=xq.is_cuda, EVEN=units % (npu * u) == 0, ACT=act if wb else -1, U=u,
         EXPERTS=experts is not None, num_warps=nw, num_stages=1)
+
+
+def launch_pair(xqt, first: tuple, second: tuple) -> None:
+    """Two weights of one input in one launch: first, second = (weight arrays, qtype, n, out (T, n), cfg), each
+    cfg (R, units per thread, warps, U) of `launch` (no GLU); the warps must agree."""
+    xq, xd, xs = xqt
+    (wa, qa, na, oa, ca), (wb, qb, nb, ob, cb) = first, second
+    assert ca[2] == cb[2] and ca[0] in (1, 2, 4) and cb[0] in (1, 2, 4), (ca, cb)
+    npa, npb = 32 * ca[2] * ca[1], 32 * cb[2] * cb[1]
+    ua, ub = (k_units(qa, xq.shape[1] * 4), k_units(qb, xq.shape[1] * 4))
+    p1 = triton.cdiv(na, ca[0])
+    mmvs_kernel[(p1 + triton.cdiv(nb, cb[0]), xq.shape[0])](
+        xq, xd, xs, oa, *wa, *wb, xq, na, xq.shape[1] * 4, oa.stride(0), 1, 0, 0, p1, nb, ob, ob.stride(0),
+        QT=qa, R=ca[0], NP=npa, ASM=xq.is_cuda, EVEN=ua % (npa * ca[3]) == 0, ACT=-1, U=ca[3], EXPERTS=False,
+        QT2=qb, R2=cb[0], NP2=npb, EVEN2=ub % (npb * cb[3]) == 0, U2=cb[3], num_warps=ca[2], num_stages=1)
+
+
+def k_units(qtype: int, k: int) -> int:
+    """Units of a row of k values: Q4_K 32 values each, Q6_K 64."""
+    return k // 32 if qtype == 12 else k // 64
