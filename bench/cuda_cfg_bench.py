@@ -42,7 +42,7 @@ def main() -> int:
             from zinc.backends.base import BaseOps
             from zinc.backends.cuda.ops import CudaOps
             if args[1] == "--no-fold":
-                CudaOps.fold_shared_experts = False
+                CudaOps.fold_shared_experts = 0
             else:
                 CudaOps.matmuls = BaseOps.matmuls  # one launch per weight
             del args[1]

@@ -13,11 +13,11 @@ from zinc.gguf import GGUFFile
 
 
 class Fold(CpuOps):
-    fold_shared_experts = True
+    fold_shared_experts = 1 << 30  # every step takes the folded form, prompts too
 
 
-class FoldAndStack(CpuOps):  # what the CUDA backend asks for
-    fold_shared_experts = True
+class FoldAndStack(CpuOps):  # what the CUDA backend asks for: decode steps (up to 4 rows) folded
+    fold_shared_experts = 4
     fuse_projections = True
 
 
@@ -32,7 +32,7 @@ def _stepwise(m, ids, n_prefill):
 def test_folded_stacks(tiny, ftype):
     """Every qwen35moe-tiny layer folds (its shared expert has the routed experts' types and shape):
     E + 1 experts per stack whose last expert holds the shared expert's bytes; the shexp weights are
-    not uploaded alone, `has` still sees them."""
+    uploaded alone too (for the steps too long to fold)."""
     path = tiny("qwen35moe-tiny", ftype, by="synth")
     m = zinc.api.load(path, backend=Fold(), n_ctx=64)
     cfg = m.config
@@ -44,7 +44,7 @@ def test_folded_stacks(tiny, ftype):
             for part in ("gate", "up", "down"):
                 st = lw[f"ffn_{part}_exps"]
                 assert st.shape[0] == cfg.n_expert + 1
-                assert f"blk.{il}.ffn_{part}_shexp.weight" not in m.weights.tensors
+                assert f"blk.{il}.ffn_{part}_shexp.weight" in m.weights.tensors
                 sh = np.asarray(g.raw(f"blk.{il}.ffn_{part}_shexp.weight")).reshape(-1)
                 ex = np.asarray(g.raw(f"blk.{il}.ffn_{part}_exps.weight")).reshape(-1)
                 np.testing.assert_array_equal(st.qt.data[ex.size:], sh)
@@ -86,7 +86,8 @@ def test_no_fold_where_types_or_shapes_differ():
 
 @pytest.mark.parametrize("backend,ftype", [(Fold, "Q4_K_M"), (FoldAndStack, "Q4_K_M"), (FoldAndStack, "Q8_0")])
 def test_folded_logits_equal_unfolded(tiny, prompt, backend, ftype):
-    """A prompt of 70 tokens then 6 decode steps: the folded model's logits are the unfolded one's."""
+    """A prompt of 70 tokens then 6 decode steps: the folded model's logits are the unfolded one's (Fold:
+    prompt and steps folded; FoldAndStack: the prompt with the shared expert's own weights, the steps folded)."""
     path = tiny("qwen35moe-tiny", ftype, by="synth")
     plain, folded = zinc.api.load(path, backend="cpu", n_ctx=128), zinc.api.load(path, backend=backend(), n_ctx=128)
     assert folded.weights.folded

@@ -253,7 +253,7 @@ class LayerWeights:
         return name in self._w.tensors or name in self._w.stacks or name in self._w.folded
 
     def shared_expert_folded(self) -> bool:
-        """Whether the loader stored this layer's shared expert as the last expert of the routed stacks
+        """Whether the loader also stored this layer's shared expert as the last expert of the routed stacks
         (`fold_shared_experts`): expert id E of ffn_{gate,up,down}_exps, E = the router's expert count."""
         return f"blk.{self.il}.ffn_up_shexp.weight" in self._w.folded
 
@@ -278,7 +278,7 @@ class Stack:
 class Weights:
     """Uploaded tensors by their GGUF names (`output.weight` aliases `token_embd.weight` when tied);
     `stacks` maps the GGUF name of each weight uploaded as a part of a stacked one to its `Stack`;
-    `folded` maps each shared-expert weight uploaded as the last expert of a routed stack to that stack's name."""
+    `folded` maps each shared-expert weight also uploaded as the last expert of a routed stack to that stack's name."""
 
     def __init__(self, tensors: dict[str, Any], stacks: dict[str, Stack] | None = None,
                  folded: dict[str, str] | None = None) -> None:
@@ -320,7 +320,7 @@ def load_weights(ops: Ops, gguf: Any, specs: Iterable[TensorSpec]) -> Weights:
             out[ename] = ops.upload(QTensor(ename, e.ggml_type, (e.shape[0] + 1, *e.shape[1:]), data))
             folded[sname] = ename
     for s in present:
-        if s.name in stacks or s.name in folded or s.name in out:
+        if s.name in stacks or s.name in out:
             continue
         qt = _qtensor(gguf, s)
         out[s.name] = ops.from_numpy(qt.dequantize()) if s.op == "vector" else ops.upload(qt)
@@ -332,13 +332,16 @@ def load_weights(ops: Ops, gguf: Any, specs: Iterable[TensorSpec]) -> Weights:
 def fold_shared_experts(ops: Ops, gguf: Any, present: list[TensorSpec]) -> list[str]:
     """The layers ("blk.N.") whose shared expert the loader uploads as one more routed expert.
 
-    A backend that asks (`ops.fold_shared_experts`) gets, where a layer's ffn_{gate,up,down}_shexp
-    have the types and the per-expert shapes of ffn_{gate,up,down}_exps (and a sigmoid gate
-    ffn_gate_inp_shexp; no biases or scales), stacks of E + 1 experts: the shared one is expert E,
-    picked for every token with weight sigmoid(gate) (`Ops.router_topk_shared`), so its GLU and down
-    projection run in the routed experts' launches instead of three of their own. Every layer of
-    the synthetic Qwen3.5-35B-A3B Q4_K_M qualifies (gate/up Q4_K, down Q4_K or Q6_K in both)."""
-    if not getattr(ops, "fold_shared_experts", False):
+    A backend that asks (`ops.fold_shared_experts`: the most rows a step may have to take this form)
+    gets, where a layer's ffn_{gate,up,down}_shexp have the types and the per-expert shapes of
+    ffn_{gate,up,down}_exps (and a sigmoid gate ffn_gate_inp_shexp; no biases or scales), stacks of
+    E + 1 experts: the shared one is expert E, picked for every token with weight sigmoid(gate)
+    (`Ops.router_topk_shared`), so in a step of that many rows its GLU and down projection run in the
+    routed experts' launches instead of three of their own. The shared weights are uploaded alone too
+    (1/E of the stacks): longer steps (prompts) keep the shared expert's own matmuls, which are faster
+    there (Qwen3.5-35B-A3B pp512 on the H200 lost a quarter folded). Every layer of the synthetic
+    Qwen3.5-35B-A3B Q4_K_M qualifies (gate/up Q4_K, down Q4_K or Q6_K in both)."""
+    if not getattr(ops, "fold_shared_experts", 0):
         return []
     names = {s.name for s in present}
     out = []

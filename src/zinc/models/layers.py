@@ -151,18 +151,18 @@ def _experts(ops: Ops, x: Any, lw: LayerWeights, short: str, ids: Any) -> Any:
 
 
 def moe_ffn(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, logits: Any = None, shared: Any = None,
-            shared_gate: Any = None) -> Any:
+            shared_gate: Any = None, folded: bool = False) -> Any:
     """Routed experts (spec common-ops §5): top-k by gate probability, weighted sum in selection order.
 
     `logits` replaces the router's own (W_router h + b) when the architecture computes them itself;
     `shared` (T, D), a shared expert's output, joins the sum, scaled by sigmoid(shared_gate (T, 1)) if given.
-    Where the loader folded the shared expert into the stacks (`LayerWeights.shared_expert_folded`), it is
-    expert E, the last slot of every token's selection, weighted by sigmoid(shared_gate): no `shared`.
+    `folded` (the loader folded the shared expert into the stacks, `LayerWeights.shared_expert_folded`): it is
+    expert E, the last slot of every token's selection, weighted by sigmoid(shared_gate); no `shared`.
     """
     if logits is None:
         logits = projections(ops, lw, h, ("ffn_gate_inp",))[0]
     route = (cfg.n_expert_used, cfg.expert_gating, cfg.expert_norm_w, cfg.expert_w_scale)
-    if lw.shared_expert_folded():
+    if folded:
         ids, w = ops.router_topk_shared(logits, *route, shared_gate)
     else:
         ids, w = ops.router_topk(logits, *route)

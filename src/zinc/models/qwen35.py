@@ -78,15 +78,15 @@ def tensors(cfg: Config) -> list[TensorSpec]:
     return specs
 
 
-def _ffn(ops: Ops, cfg: Config, w: Weights, il: int, h: Any) -> Any:
+def _ffn(ops: Ops, cfg: Config, w: Weights, il: int, h: Any, T: int) -> Any:
     lw = w.layer(il)
     if not cfg.n_expert:
         return glu_ffn(ops, cfg, lw, h)
     if not lw.has("ffn_up_shexp"):
         return moe_ffn(ops, cfg, lw, h)
     logits, gate = projections(ops, lw, h, ("ffn_gate_inp", "ffn_gate_inp_shexp"))  # one matmul where stacked
-    if lw.shared_expert_folded():  # the shared expert is the routed stacks' last expert
-        return moe_ffn(ops, cfg, lw, h, logits, shared_gate=gate)
+    if lw.shared_expert_folded() and T <= getattr(ops, "fold_shared_experts", 0):  # the stacks' last expert
+        return moe_ffn(ops, cfg, lw, h, logits, shared_gate=gate, folded=True)
     return moe_ffn(ops, cfg, lw, h, logits, shared=glu_ffn(ops, cfg, lw, h, "_shexp"), shared_gate=gate)
 
 
@@ -99,5 +99,5 @@ def forward(ops: Ops, cfg: Config, w: Weights, batch: Batch, cache: KVCache) -> 
         mixer = gated_delta_net if cfg.is_recurrent(il) else self_attention
         a = mixer(ops, cfg, lw, h, batch, cache)
         x, h = ops.add_rms_norm(a, x, lw["post_attention_norm"], cfg.norm_eps)
-        x, h = residual_norm(ops, cfg, w, il, _ffn(ops, cfg, w, il, h), x)
+        x, h = residual_norm(ops, cfg, w, il, _ffn(ops, cfg, w, il, h, batch.n), x)
     return lm_head(ops, cfg, w, x, batch)
