@@ -147,10 +147,6 @@ def _program(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, E
     acc1 = tl.zeros([NP], dtype=tl.float32)
     acc2 = tl.zeros([NP], dtype=tl.float32)
     acc3 = tl.zeros([NP], dtype=tl.float32)
-    acc4 = tl.zeros([NP], dtype=tl.float32)
-    acc5 = tl.zeros([NP], dtype=tl.float32)
-    acc6 = tl.zeros([NP], dtype=tl.float32)
-    acc7 = tl.zeros([NP], dtype=tl.float32)
     for u0 in range(0, units, NP * U):
         for j in tl.static_range(U):
             p = u0 + j * NP + pr
@@ -162,13 +158,6 @@ def _program(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, E
                 s2, s3 = _rows(a2, b2, c2, d2, r0 + UO, r1 + UO, p, w, ok, xq, xd, xs, K, QT, R > 1, ASM)
                 acc2 += s2
                 acc3 += s3
-                if R > 2:
-                    s4, s5 = _rows(a, b, c, d, r2, r3, p, w, ok, xq, xd, xs, K, QT, True, ASM)
-                    acc4 += s4
-                    acc5 += s5
-                    s6, s7 = _rows(a2, b2, c2, d2, r2 + UO, r3 + UO, p, w, ok, xq, xd, xs, K, QT, True, ASM)
-                    acc6 += s6
-                    acc7 += s7
             elif R > 2:
                 s2, s3 = _rows(a, b, c, d, r2, r3, p, w, ok, xq, xd, xs, K, QT, True, ASM)
                 acc2 += s2
@@ -182,9 +171,6 @@ def _program(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, E
         tl.store(o, glu_act(y0, y2, ACT))
         if R > 1:
             tl.store(o + 1, glu_act(y1, y3, ACT), mask=base + 1 < N)
-        if R > 2:
-            tl.store(o + 2, glu_act(tl.sum(acc4, axis=0), tl.sum(acc6, axis=0), ACT), mask=base + 2 < N)
-            tl.store(o + 3, glu_act(tl.sum(acc5, axis=0), tl.sum(acc7, axis=0), ACT), mask=base + 3 < N)
     else:
         tl.store(o, y0)
         if R > 1:
@@ -199,7 +185,7 @@ def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV
                 QT: tl.constexpr, R: tl.constexpr, NP: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr,
                 ACT: tl.constexpr, U: tl.constexpr, EXPERTS: tl.constexpr, QT2: tl.constexpr = 0,
                 R2: tl.constexpr = 1, NP2: tl.constexpr = 32, EVEN2: tl.constexpr = False, U2: tl.constexpr = 1):
-    """grid (cdiv(N, R), T): out[t, R*i + [0, R)] = W[rows] . x[t], R in (1, 2, 4); ACT >= 0:
+    """grid (cdiv(N, R), T): out[t, R*i + [0, R)] = W[rows] . x[t], R in (1, 2, 4); ACT >= 0 (R in (1, 2)):
     act(W . x) * (W2 . x), W2 (a2..d2) the up weight, its rows UO past the gate's. NP units per step, the loop
     unrolled U times. EXPERTS: program column t is a (token, slot) pair of a MoE selection: expert ids[t],
     whose rows start at ids[t] * ES of the stack, times x row t // XDIV (`mmvq.matvec_experts`).
@@ -225,7 +211,7 @@ def launch(xqt, wa: tuple, wb: tuple | None, qtype: int, n: int, k: int, out, cf
     rows ES, up rows offset UO): out (T, NSEL, n), pair p = (t, j) of expert ids[t, j] times x row p // XDIV."""
     xq, xd, xs = xqt
     r, upt, nw, u = cfg
-    assert r in (1, 2, 4), cfg
+    assert r in ((1, 2) if wb else (1, 2, 4)), cfg
     npu = 32 * nw * upt
     units = k // 32 if qtype == 12 else k // 64
     ids, xdiv, es, uo = experts if experts else (out, 1, 0, 0)
