@@ -278,11 +278,11 @@ class Stack:
 class Weights:
     """Uploaded tensors by their GGUF names (`output.weight` aliases `token_embd.weight` when tied);
     `stacks` maps the GGUF name of each weight uploaded as a part of a stacked one to its `Stack`;
-    `folded` maps each shared-expert weight also uploaded as the last expert of a routed stack to that stack's name."""
+    `folded` names each shared-expert weight also uploaded as the last expert of its layer's routed stack."""
 
     def __init__(self, tensors: dict[str, Any], stacks: dict[str, Stack] | None = None,
-                 folded: dict[str, str] | None = None) -> None:
-        self.tensors, self.stacks, self.folded = tensors, stacks or {}, folded or {}
+                 folded: set[str] | None = None) -> None:
+        self.tensors, self.stacks, self.folded = tensors, stacks or {}, folded or set()
 
     def __getitem__(self, name: str) -> Any:
         return self.tensors[name]
@@ -311,14 +311,14 @@ def load_weights(ops: Ops, gguf: Any, specs: Iterable[TensorSpec]) -> Weights:
         st = Stack("+".join(parts), parts, tuple(q.shape[0] for q in qts))
         out[f"{layer}{st.name}.weight"] = ops.upload(concat_rows(f"{layer}{st.name}.weight", qts))
         stacks.update((s.name, st) for s in group)
-    folded: dict[str, str] = {}
+    folded: set[str] = set()
     for layer in fold_shared_experts(ops, gguf, present):
         for m in ("gate", "up", "down"):
             ename, sname = f"{layer}ffn_{m}_exps.weight", f"{layer}ffn_{m}_shexp.weight"
-            e, sh = QTensor.from_gguf(gguf, ename), QTensor.from_gguf(gguf, sname)
-            data = np.concatenate([np.ascontiguousarray(e.data).reshape(-1), np.ascontiguousarray(sh.data).reshape(-1)])
-            out[ename] = ops.upload(QTensor(ename, e.ggml_type, (e.shape[0] + 1, *e.shape[1:]), data))
-            folded[sname] = ename
+            sh = QTensor.from_gguf(gguf, sname)
+            out[ename] = ops.upload(concat_rows(ename, [QTensor.from_gguf(gguf, ename),
+                                                        replace(sh, shape=(1, *sh.shape))]))  # expert E
+            folded.add(sname)
     for s in present:
         if s.name in stacks or s.name in out:
             continue
@@ -344,24 +344,17 @@ def fold_shared_experts(ops: Ops, gguf: Any, present: list[TensorSpec]) -> list[
     if not getattr(ops, "fold_shared_experts", 0):
         return []
     names = {s.name for s in present}
-    out = []
-    for layer in sorted({_layer_prefix(s.name) for s in present if s.name.endswith("ffn_up_shexp.weight")}):
-        if f"{layer}ffn_gate_inp_shexp.weight" not in names:
-            continue
-        ok = True
-        for m in ("gate", "up", "down"):
-            e, sh = f"{layer}ffn_{m}_exps", f"{layer}ffn_{m}_shexp"
-            if f"{e}.weight" not in names or f"{sh}.weight" not in names or any(
-                    f"{n}.{x}" in names for n in (e, sh) for x in ("bias", "scale")):
-                ok = False
-                break
-            ei, si = gguf.tensors[f"{e}.weight"], gguf.tensors[f"{sh}.weight"]
-            if ei.ggml_type != si.ggml_type or len(ei.shape) != 3 or tuple(ei.shape[1:]) != tuple(si.shape):
-                ok = False
-                break
-        if ok:
-            out.append(layer)
-    return out
+
+    def foldable(e: str, sh: str) -> bool:  # routed stack e and shared weight sh, without ".weight"
+        if f"{e}.weight" not in names or f"{sh}.weight" not in names or any(
+                f"{n}.{x}" in names for n in (e, sh) for x in ("bias", "scale")):
+            return False
+        ei, si = gguf.tensors[f"{e}.weight"], gguf.tensors[f"{sh}.weight"]
+        return ei.ggml_type == si.ggml_type and len(ei.shape) == 3 and tuple(ei.shape[1:]) == tuple(si.shape)
+
+    layers = sorted({_layer_prefix(s.name) for s in present if s.name.endswith("ffn_up_shexp.weight")})
+    return [layer for layer in layers if f"{layer}ffn_gate_inp_shexp.weight" in names
+            and all(foldable(f"{layer}ffn_{m}_exps", f"{layer}ffn_{m}_shexp") for m in ("gate", "up", "down"))]
 
 
 def _layer_prefix(name: str) -> str:

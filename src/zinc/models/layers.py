@@ -20,7 +20,11 @@ from zinc.models.base import Batch, Config, LayerWeights, TensorSpec, Weights
 
 def _linear(ops: Ops, x: Any, lw: LayerWeights, short: str) -> Any:
     """x @ W.T (+ bias when the file has one)."""
-    y = ops.matmul(x, lw[short])
+    return _biased(ops, ops.matmul(x, lw[short]), lw, short)
+
+
+def _biased(ops: Ops, y: Any, lw: LayerWeights, short: str) -> Any:
+    """y + weight `short`'s bias where the file has one."""
     b = lw.get(short, "bias")
     return y if b is None else ops.add(y, b)
 
@@ -40,8 +44,7 @@ def projections(ops: Ops, lw: LayerWeights, h: Any, shorts: tuple[str, ...]) -> 
         if st is not None:
             out.update(zip(st.parts, ops.split(y, st.rows)))
         else:
-            b = lw.get(name, "bias")
-            out[name] = y if b is None else ops.add(y, b)
+            out[name] = _biased(ops, y, lw, name)
     return [out[s] for s in shorts]
 
 

@@ -213,7 +213,7 @@ def launch(xqt, wa: tuple, wb: tuple | None, qtype: int, n: int, k: int, out, cf
     r, upt, nw, u = cfg
     assert r in ((1, 2) if wb else (1, 2, 4)), cfg
     npu = 32 * nw * upt
-    units = k // 32 if qtype == 12 else k // 64
+    units = k_units(qtype, k)
     ids, xdiv, es, uo = experts if experts else (out, 1, 0, 0)
     cols = ids.numel() if experts else xq.shape[0]
     mmvs_kernel[(triton.cdiv(n, r), cols)](
@@ -229,7 +229,7 @@ def launch_pair(xqt, first: tuple, second: tuple) -> None:
     (wa, qa, na, oa, ca), (wb, qb, nb, ob, cb) = first, second
     assert ca[2] == cb[2] and ca[0] in (1, 2, 4) and cb[0] in (1, 2, 4), (ca, cb)
     npa, npb = 32 * ca[2] * ca[1], 32 * cb[2] * cb[1]
-    ua, ub = (k_units(qa, xq.shape[1] * 4), k_units(qb, xq.shape[1] * 4))
+    ua, ub = k_units(qa, xq.shape[1] * 4), k_units(qb, xq.shape[1] * 4)
     p1 = triton.cdiv(na, ca[0])
     mmvs_kernel[(p1 + triton.cdiv(nb, cb[0]), xq.shape[0])](
         xq, xd, xs, oa, *wa, *wb, xq, na, xq.shape[1] * 4, oa.stride(0), 1, 0, 0, p1, nb, ob, ob.stride(0),
