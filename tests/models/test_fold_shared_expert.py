@@ -1,4 +1,4 @@
-"""A MoE layer's shared expert folded into the routed stacks at load (`base.fold_shared_experts`) for a
+"""A MoE layer's shared expert folded into the routed stacks at load (`layers.fold_shared_experts`) for a
 backend that asks: which layers fold, the stacks' shapes and bytes, and logits equal to the unfolded
 model's (prompt and decode). The NumPy backend is the oracle; the subclasses only set the GPU flags."""
 
@@ -59,7 +59,8 @@ def test_no_fold_where_types_or_shapes_differ():
     from types import SimpleNamespace as NS
 
     from zinc.gguf.constants import GGMLType as T
-    from zinc.models.base import TensorSpec, fold_shared_experts
+    from zinc.models.base import TensorSpec
+    from zinc.models.layers import fold_shared_experts
 
     E, F, D = 4, 32, 64
     tensors, names = {}, []

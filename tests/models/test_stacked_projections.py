@@ -1,4 +1,4 @@
-"""Projections of one input stacked at load (`base.stack_groups`) for a backend that asks: which
+"""Projections of one input stacked at load (`layers.stack_groups`) for a backend that asks: which
 weights get stacked in mixed-type files, and logits equal to the unstacked model's (prompt and decode).
 
 The NumPy backend is the oracle; the subclasses below only set the flags a GPU backend sets.

@@ -9,7 +9,8 @@ code reads those fields and never tests the architecture name.
 
 `load_weights` checks every tensor an architecture declares (presence and shape, with errors naming
 the tensor), runs the backend's capability check, then uploads the weights, stacking the
-projections of one input for a backend that asks (`stack_groups`).
+projections of one input and folding shared experts into the routed stacks for a backend that
+asks (`layers.stack_groups`, `layers.fold_shared_experts`).
 """
 
 from __future__ import annotations
@@ -232,7 +233,7 @@ class TensorSpec:
     required: bool = True
     alt: str = ""  # another tensor whose presence makes this one unnecessary (fused attn_qkv)
     view: tuple[int, ...] = ()  # upload with this row-major shape (same elements), e.g. a (D,) gate as (1, D)
-    stack: str = ""  # weights of one layer with the same label read the same input (see stack_groups)
+    stack: str = ""  # weights of one layer with the same label read the same input (see layers.stack_groups)
 
 
 class LayerWeights:
@@ -254,7 +255,7 @@ class LayerWeights:
 
     def shared_expert_folded(self) -> bool:
         """Whether the loader also stored this layer's shared expert as the last expert of the routed stacks
-        (`fold_shared_experts`): expert id E of ffn_{gate,up,down}_exps, E = the router's expert count."""
+        (`layers.fold_shared_experts`): expert id E of ffn_{gate,up,down}_exps, E = the router's expert count."""
         return f"blk.{self.il}.ffn_up_shexp.weight" in self._w.folded
 
     def stack_of(self, short: str) -> "Stack | None":
@@ -302,10 +303,11 @@ def load_weights(ops: Ops, gguf: Any, specs: Iterable[TensorSpec]) -> Weights:
     if tied:
         uses.append(WeightUse("matmul", "token_embd.weight (tied output)", gguf.tensors["token_embd.weight"].ggml_type))
     check_capabilities(ops, uses, where=str(gguf.path))
+    from zinc.models.layers import concat_rows, fold_shared_experts, stack_groups  # layers imports this module
     out: dict[str, Any] = {}
     stacks: dict[str, Stack] = {}
     for group in stack_groups(ops, gguf, present):
-        layer = _layer_prefix(group[0].name)
+        layer = layer_prefix(group[0].name)
         qts = [_qtensor(gguf, s) for s in group]
         parts = tuple(s.name[len(layer):-len(".weight")] for s in group)
         st = Stack("+".join(parts), parts, tuple(q.shape[0] for q in qts))
@@ -329,35 +331,7 @@ def load_weights(ops: Ops, gguf: Any, specs: Iterable[TensorSpec]) -> Weights:
     return Weights(out, stacks, folded)
 
 
-def fold_shared_experts(ops: Ops, gguf: Any, present: list[TensorSpec]) -> list[str]:
-    """The layers ("blk.N.") whose shared expert the loader uploads as one more routed expert.
-
-    A backend that asks (`ops.fold_shared_experts`: the most rows a step may have to take this form)
-    gets, where a layer's ffn_{gate,up,down}_shexp have the types and the per-expert shapes of
-    ffn_{gate,up,down}_exps (and a sigmoid gate ffn_gate_inp_shexp; no biases or scales), stacks of
-    E + 1 experts: the shared one is expert E, picked for every token with weight sigmoid(gate)
-    (`Ops.router_topk_shared`), so in a step of that many rows its GLU and down projection run in the
-    routed experts' launches instead of three of their own. The shared weights are uploaded alone too
-    (1/E of the stacks): longer steps (prompts) keep the shared expert's own matmuls, which are faster
-    there (Qwen3.5-35B-A3B pp512 on the H200 lost a quarter folded). Every layer of the synthetic
-    Qwen3.5-35B-A3B Q4_K_M qualifies (gate/up Q4_K, down Q4_K or Q6_K in both)."""
-    if not getattr(ops, "fold_shared_experts", 0):
-        return []
-    names = {s.name for s in present}
-
-    def foldable(e: str, sh: str) -> bool:  # routed stack e and shared weight sh, without ".weight"
-        if f"{e}.weight" not in names or f"{sh}.weight" not in names or any(
-                f"{n}.{x}" in names for n in (e, sh) for x in ("bias", "scale")):
-            return False
-        ei, si = gguf.tensors[f"{e}.weight"], gguf.tensors[f"{sh}.weight"]
-        return ei.ggml_type == si.ggml_type and len(ei.shape) == 3 and tuple(ei.shape[1:]) == tuple(si.shape)
-
-    layers = sorted({_layer_prefix(s.name) for s in present if s.name.endswith("ffn_up_shexp.weight")})
-    return [layer for layer in layers if f"{layer}ffn_gate_inp_shexp.weight" in names
-            and all(foldable(f"{layer}ffn_{m}_exps", f"{layer}ffn_{m}_shexp") for m in ("gate", "up", "down"))]
-
-
-def _layer_prefix(name: str) -> str:
+def layer_prefix(name: str) -> str:
     """"blk.N." of a layer tensor's name."""
     return name[:name.index(".", len("blk.")) + 1]
 
@@ -365,39 +339,6 @@ def _layer_prefix(name: str) -> str:
 def _qtensor(gguf: Any, s: TensorSpec) -> QTensor:
     qt = QTensor.from_gguf(gguf, s.name)
     return replace(qt, shape=tuple(s.view)) if s.view else qt
-
-
-def stack_groups(ops: Ops, gguf: Any, present: list[TensorSpec]) -> list[list[TensorSpec]]:
-    """The weights to upload stacked row-wise as one, each group in spec order.
-
-    A matvec launch has a fixed cost, so a backend that asks gets the projections of one input as
-    one weight: one matmul whose output the model splits (`layers.projections`). Candidates are
-    the matmul weights of one layer with the same `TensorSpec.stack` label: "attn" (Q, K, V of an
-    attention layer that writes its own KV), "delta" (a Gated DeltaNet layer's attn_qkv, attn_gate,
-    ssm_beta, ssm_alpha), "ffn" (the router and the shared expert's gate). Among them, those without
-    a bias that share a ggml type and a row length are stacked, two or more to a stack: in a
-    Q4_K_M file (Q6_K V in some layers) Q and K where V has another type, all three elsewhere.
-    `ops.fuse_projections` asks for every label, `ops.fuse_qkv` for "attn" only.
-    """
-    labels = ("attn",) if getattr(ops, "fuse_qkv", False) else ()
-    if getattr(ops, "fuse_projections", False):
-        labels = ("attn", "delta", "ffn")
-    names = {s.name for s in present}
-    classes: dict[tuple, list[TensorSpec]] = {}
-    for s in present:
-        shape = tuple(s.view or gguf.tensors[s.name].shape)
-        if (s.stack not in labels or s.op != "matmul" or len(shape) != 2 or not s.name.endswith(".weight")
-                or s.name[:-len("weight")] + "bias" in names):
-            continue
-        classes.setdefault((_layer_prefix(s.name), s.stack, gguf.tensors[s.name].ggml_type, shape[1]), []).append(s)
-    return [g for g in classes.values() if len(g) > 1]
-
-
-def concat_rows(name: str, qts: list[QTensor]) -> QTensor:
-    """Weights of one type and row length stacked row-wise (ggml rows are independent blocks)."""
-    data = np.concatenate([np.ascontiguousarray(q.data).reshape(-1) for q in qts])
-    shape = (sum(q.shape[0] for q in qts), *qts[0].shape[1:])
-    return QTensor(name, qts[0].ggml_type, shape, data)
 
 
 def _resolve_specs(gguf: Any, specs: list[TensorSpec]) -> Iterable[TensorSpec]:

@@ -5,17 +5,20 @@ window, per-layer head shapes, shared-KV layers, activation, expert gating, shar
 optional tensors from the weights (biases, fused `attn_qkv` / `ffn_gate_up_exps`, a missing
 `attn_v` meaning V = K, expert biases and scales), never from the architecture name. The
 tensor-spec helpers list what each block reads, for `load_weights`, and label the projections of
-one input that a backend may get stacked (`base.stack_groups`); blocks read those through
-`projections`.
+one input that a backend may get stacked (`stack_groups`) and the shared experts it may get folded
+into the routed stacks (`fold_shared_experts`), both for `base.load_weights`; blocks read those through
+`projections` and `moe_ffn`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from zinc.backends.base import Ops
+import numpy as np
+
+from zinc.backends.base import Ops, QTensor
 from zinc.engine.cache import KVCache, LayerCacheSpec, RecurrentCacheSpec
-from zinc.models.base import Batch, Config, LayerWeights, TensorSpec, Weights
+from zinc.models.base import Batch, Config, LayerWeights, TensorSpec, Weights, layer_prefix
 
 
 def _linear(ops: Ops, x: Any, lw: LayerWeights, short: str) -> Any:
@@ -202,6 +205,68 @@ def lm_head(ops: Ops, cfg: Config, w: Weights, x: Any, batch: Batch) -> Any:
 
 
 # ------------------------------------------------------------------------------------------ tensor specs
+
+
+def stack_groups(ops: Ops, gguf: Any, present: list[TensorSpec]) -> list[list[TensorSpec]]:
+    """The weights to upload stacked row-wise as one, each group in spec order.
+
+    A matvec launch has a fixed cost, so a backend that asks gets the projections of one input as
+    one weight: one matmul whose output the model splits (`layers.projections`). Candidates are
+    the matmul weights of one layer with the same `TensorSpec.stack` label: "attn" (Q, K, V of an
+    attention layer that writes its own KV), "delta" (a Gated DeltaNet layer's attn_qkv, attn_gate,
+    ssm_beta, ssm_alpha), "ffn" (the router and the shared expert's gate). Among them, those without
+    a bias that share a ggml type and a row length are stacked, two or more to a stack: in a
+    Q4_K_M file (Q6_K V in some layers) Q and K where V has another type, all three elsewhere.
+    `ops.fuse_projections` asks for every label, `ops.fuse_qkv` for "attn" only.
+    """
+    labels = ("attn",) if getattr(ops, "fuse_qkv", False) else ()
+    if getattr(ops, "fuse_projections", False):
+        labels = ("attn", "delta", "ffn")
+    names = {s.name for s in present}
+    classes: dict[tuple, list[TensorSpec]] = {}
+    for s in present:
+        shape = tuple(s.view or gguf.tensors[s.name].shape)
+        if (s.stack not in labels or s.op != "matmul" or len(shape) != 2 or not s.name.endswith(".weight")
+                or s.name[:-len("weight")] + "bias" in names):
+            continue
+        classes.setdefault((layer_prefix(s.name), s.stack, gguf.tensors[s.name].ggml_type, shape[1]), []).append(s)
+    return [g for g in classes.values() if len(g) > 1]
+
+
+def concat_rows(name: str, qts: list[QTensor]) -> QTensor:
+    """Weights of one type and row length stacked row-wise (ggml rows are independent blocks)."""
+    data = np.concatenate([np.ascontiguousarray(q.data).reshape(-1) for q in qts])
+    shape = (sum(q.shape[0] for q in qts), *qts[0].shape[1:])
+    return QTensor(name, qts[0].ggml_type, shape, data)
+
+
+def fold_shared_experts(ops: Ops, gguf: Any, present: list[TensorSpec]) -> list[str]:
+    """The layers ("blk.N.") whose shared expert the loader uploads as one more routed expert.
+
+    A backend that asks (`ops.fold_shared_experts`: the most rows a step may have to take this form)
+    gets, where a layer's ffn_{gate,up,down}_shexp have the types and the per-expert shapes of
+    ffn_{gate,up,down}_exps (and a sigmoid gate ffn_gate_inp_shexp; no biases or scales), stacks of
+    E + 1 experts: the shared one is expert E, picked for every token with weight sigmoid(gate)
+    (`Ops.router_topk_shared`), so in a step of that many rows its GLU and down projection run in the
+    routed experts' launches instead of three of their own. The shared weights are uploaded alone too
+    (1/E of the stacks): longer steps (prompts) keep the shared expert's own matmuls, which are faster
+    there (Qwen3.5-35B-A3B pp512 on the H200 lost a quarter folded). Every layer of the synthetic
+    Qwen3.5-35B-A3B Q4_K_M qualifies (gate/up Q4_K, down Q4_K or Q6_K in both)."""
+    if not getattr(ops, "fold_shared_experts", 0):
+        return []
+    names = {s.name for s in present}
+
+    def foldable(e: str, sh: str) -> bool:  # routed stack e and shared weight sh, without ".weight"
+        if f"{e}.weight" not in names or f"{sh}.weight" not in names or any(
+                f"{n}.{x}" in names for n in (e, sh) for x in ("bias", "scale")):
+            return False
+        ei, si = gguf.tensors[f"{e}.weight"], gguf.tensors[f"{sh}.weight"]
+        return ei.ggml_type == si.ggml_type and len(ei.shape) == 3 and tuple(ei.shape[1:]) == tuple(si.shape)
+
+    layers = sorted({layer_prefix(s.name) for s in present if s.name.endswith("ffn_up_shexp.weight")})
+    return [layer for layer in layers if f"{layer}ffn_gate_inp_shexp.weight" in names
+            and all(foldable(f"{layer}ffn_{m}_exps", f"{layer}ffn_{m}_shexp") for m in ("gate", "up", "down"))]
+
 
 
 def global_tensors(cfg: Config, tied_ok: bool = True) -> list[TensorSpec]:

@@ -11,7 +11,7 @@ GLUs and attention (split-K for decode, flash for prefill) are Triton kernels; f
 `rope_qk_attention` is the decode attention's first kernel doing the norms, rope and KV write too. Everything else is
 a torch op on the device: no op falls back to the host.
 A MoE layer's shared expert is also uploaded as one more expert of its routed stacks where it has their types
-and shapes (`models.base.fold_shared_experts`): in a decode step it runs in their launches, picked for every
+and shapes (`models.layers.fold_shared_experts`): in a decode step it runs in their launches, picked for every
 token by `router_topk_shared`. Expert matmuls read only the selected experts: for a few tokens one matvec over (token, expert)
 pairs with the ids read on the device, for more a loop over the experts hit (dequantize, GEMM).
 Recurrent layers: `kernels/recurrent.py` (a step's conv1d and token-by-token delta rule are one
@@ -72,9 +72,9 @@ class CudaOps(BaseOps):
     dequantized weights, f32 attention operands): slower, for checks against the NumPy backend."""
 
     name = "cuda"
-    fuse_projections = True  # load_weights stacks the projections of one input (models.base.stack_groups)
+    fuse_projections = True  # load_weights stacks the projections of one input (models.layers.stack_groups)
     fold_shared_experts = MATVEC_MAX_ROWS  # and, for steps of that many rows, a shared expert into its layer's
-    # routed stacks (models.base.fold_shared_experts)
+    # routed stacks (models.layers.fold_shared_experts)
 
     def __init__(self, device: str | int | None = None, kv_dtype: str = "f16", graphs: bool = True,
                  exact: bool = False) -> None:
