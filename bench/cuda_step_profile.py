@@ -28,8 +28,9 @@ def main() -> None:
     ap.add_argument("--depth", type=int, default=0)
     ap.add_argument("--steps", type=int, default=32)
     ap.add_argument("--out")
+    ap.add_argument("--kv-type", default="f16", choices=["f16", "f32", "q8_0"])
     a = ap.parse_args()
-    m = load(a.model, backend="cuda", n_ctx=a.depth + 4 * a.steps + 8)
+    m = load(a.model, backend="cuda", n_ctx=a.depth + 4 * a.steps + 8, kv_dtype=a.kv_type)
     rng = np.random.default_rng(0)
     cache = m.new_cache()
     if a.depth:
@@ -58,8 +59,9 @@ def main() -> None:
         print(f"{n:60} {c:7.1f} {t:9.1f} {t / (total / a.steps):6.1%}")
     if a.out:
         Path(a.out).mkdir(parents=True, exist_ok=True)
-        (Path(a.out) / f"step-profile-d{a.depth}.json").write_text(json.dumps(
-            {"model": a.model, "depth": a.depth, "wall_ms": wall * 1e3,
+        tag = "" if a.kv_type == "f16" else f"-{a.kv_type}"
+        (Path(a.out) / f"step-profile-d{a.depth}{tag}.json").write_text(json.dumps(
+            {"model": a.model, "depth": a.depth, "kv_type": a.kv_type, "wall_ms": wall * 1e3,
              "kernels": [{"name": n, "per_step": c, "us_per_step": t} for n, c, t in rows]}, indent=1))
 
 

@@ -82,7 +82,8 @@ class Model:
     def new_cache(self, n_ctx: int | None = None, dtype: str | None = None) -> KVCache:
         """An empty cache (KV cells, recurrent state) for one sequence of up to `n_ctx` tokens (default: n_ctx).
 
-        `dtype` of the KV cells: "f32" or "f16"; by default the backend's `kv_dtype`."""
+        `dtype` of the KV cells: "f32", "f16" or "q8_0" (one of the backend's `kv_types`); by default the
+        backend's `kv_dtype` (the backend option of that name: `load(path, backend="cuda", kv_dtype="q8_0")`)."""
         dtype = dtype or self.ops.kv_dtype
         return KVCache(self.ops, self.arch.cache_layout(self.config), n_ctx or self.n_ctx, self.n_ubatch, dtype)
 

@@ -192,7 +192,7 @@ def run_bench(model: Any, *, n_prompt: Iterable[int] = (512,), n_gen: Iterable[i
     return {
         "model": Path(model.path).name, "preset": synth_preset(model.metadata),
         "quant": quant or quant_name(model), "arch": model.config.arch, "backend": model.ops.name,
-        "device": device or model.ops.device_name,
+        "device": device or model.ops.device_name, "kv_type": model.ops.kv_dtype,
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "n_ctx": model.n_ctx, "n_ubatch": model.n_ubatch, "repetitions": repetitions,
         "verify": check, "tests": tests,

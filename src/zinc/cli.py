@@ -34,7 +34,7 @@ import numpy as np
 
 from zinc import __version__
 from zinc.machine import choose_backend, device_memory, host_info, probe_backends, probe_cuda
-from zinc.options import BACKENDS, RuntimeOptions
+from zinc.options import BACKENDS, KV_TYPES, RuntimeOptions
 
 NOT_YET: dict[str, str] = {}
 BACKEND_PREFERENCE = ("cuda", "vulkan", "cpu")  # what --backend auto tries, best first
@@ -109,6 +109,8 @@ def runtime_options(args: argparse.Namespace) -> RuntimeOptions:
         kw["backend"] = args.backend
     if getattr(args, "ctx_size", None):
         kw["n_ctx"] = args.ctx_size
+    if getattr(args, "kv_type", None):
+        kw["kv_type"] = args.kv_type
     try:
         return RuntimeOptions(**kw)
     except ValueError as e:
@@ -460,6 +462,11 @@ def _trained_context(path: Path) -> int | None:
     return int(value) if value else None
 
 
+def kv_option(opts: RuntimeOptions) -> dict[str, str]:
+    """The backend option for --kv-type (none: the backend's default)."""
+    return {"kv_dtype": opts.kv_type} if opts.kv_type else {}
+
+
 def load_model(args: argparse.Namespace, opts: RuntimeOptions, min_ctx: int = 0) -> Any:
     """Load the model of -m (see resolve_model) on the chosen backend; auto tries the best first."""
     from zinc.api import load
@@ -476,7 +483,7 @@ def load_model(args: argparse.Namespace, opts: RuntimeOptions, min_ctx: int = 0)
     for i, name in enumerate(names):
         try:
             log(f"loading {path.name} on {name} (context {n_ctx})")
-            return load(path, backend=name, n_ctx=n_ctx)
+            return load(path, backend=name, n_ctx=n_ctx, **kv_option(opts))
         except BackendUnavailableError as e:
             if i == len(names) - 1:
                 raise
@@ -577,6 +584,8 @@ def _bench_parser(sub) -> None:
 def _backend_ctx(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", choices=BACKENDS, default="auto", help="compute backend (default auto)")
     p.add_argument("-c", "--ctx-size", type=int, metavar="N", help="context length (default 4096 or the trained one)")
+    p.add_argument("--kv-type", choices=KV_TYPES, help="KV cache cell type (default: f16 on cuda, f32 elsewhere; "
+                                                       "q8_0 on cpu and cuda)")
     _common(p, sub=True)
 
 
@@ -632,7 +641,7 @@ def cmd_serve(args: argparse.Namespace, open_browser: bool = False) -> int:
     model_id = _served_id(args.model, opts, path)
 
     def loader(p: Path) -> Any:
-        return load(p, backend=model.ops.name, n_ctx=opts.context_for(_trained_context(p)))
+        return load(p, backend=model.ops.name, n_ctx=opts.context_for(_trained_context(p)), **kv_option(opts))
 
     config = ServerConfig(api_key=api_key, cors_origins=tuple(args.cors or ()), max_body_bytes=args.max_body,
                           limits=Limits(max_tokens=args.max_tokens), endpoint=opts.endpoint,

@@ -13,6 +13,7 @@ from pathlib import Path
 BACKENDS = ("auto", "cpu", "cuda", "vulkan")
 DEFAULT_ENDPOINT = "https://huggingface.co"
 DEFAULT_N_CTX = 4096
+KV_TYPES = ("f32", "f16", "q8_0")  # KV cache cell types (a backend stores those of its `kv_types`)
 
 
 def default_home() -> Path:
@@ -28,6 +29,7 @@ class RuntimeOptions:
     endpoint: str = DEFAULT_ENDPOINT
     backend: str = "auto"
     n_ctx: int | None = None  # None: DEFAULT_N_CTX, capped at the model's trained context
+    kv_type: str | None = None  # KV cache cells: "f32", "f16" or "q8_0"; None: the backend's default
 
     def __post_init__(self) -> None:
         home = Path(os.fspath(self.home)).expanduser()
@@ -42,6 +44,8 @@ class RuntimeOptions:
         if self.n_ctx is not None and (isinstance(self.n_ctx, bool) or not isinstance(self.n_ctx, int)
                                        or self.n_ctx < 1):
             raise ValueError(f"RuntimeOptions.n_ctx must be a positive integer, got {self.n_ctx!r}")
+        if self.kv_type is not None and self.kv_type not in KV_TYPES:
+            raise ValueError(f"RuntimeOptions.kv_type must be one of {', '.join(KV_TYPES)}, got {self.kv_type!r}")
 
     @property
     def models_dir(self) -> Path:

@@ -38,6 +38,23 @@ def test_tiny_model_and_graph_decode(tmp_path, preset, ftype):
 
 
 @pytest.mark.parametrize("preset", ["qwen3-tiny", "gemma3-tiny"])
+def test_q8_0_cache_graph_decode(tmp_path, preset):
+    """q8_0 KV cells on both backends: the prefill (flash) and the captured decode steps (split kernel writing
+    the cells) against the NumPy backend's q8_0 cells."""
+    path = tmp_path / f"{preset}.gguf"
+    write_model(str(path), preset, ftype="Q8_0", seed=3)
+    ids = [int(i) for i in np.random.default_rng(4).integers(0, 512, 40)]
+    ref = load(path, backend="cpu", n_ctx=64, kv_dtype="q8_0").logits(ids)
+    m = load(path, backend="cuda", n_ctx=64, kv_dtype="q8_0")
+    cache = m.new_cache(64)
+    assert cache.dtype == "q8_0" and cache.kv_layers[0].k.q.dtype == torch.int8
+    steps = [m.forward(ids[:24], cache)] + [m.forward([t], cache, last_only=True) for t in ids[24:]]
+    got = compare_logits(np.concatenate(steps), ref)
+    assert got["argmax_agree"] == 1.0 and got["mean_kl"] < 1e-3
+    assert m.ops._graphs.captures == 1
+
+
+@pytest.mark.parametrize("preset", ["qwen3-tiny", "gemma3-tiny"])
 def test_greedy_on_the_device(tmp_path, preset):
     """Model.greedy on CUDA (argmax in the captured step feeds the next replay) chooses what
     one-step forwards + host argmax choose, on a fresh capture and on a reused graph."""

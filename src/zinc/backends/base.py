@@ -16,6 +16,10 @@ input window (`conv1d_causal`) and the delta rule in two forms, token by token
 (`delta_net_recurrent`) and chunked (`delta_net_chunked`, the parallel form prefill uses). Their
 state buffers belong to the cache and are updated in place, like `kv_write`.
 
+KV cells are an array (S, Hkv, D) of "f32" or "f16", or `Q8Cells` for "q8_0" (`Ops.kv_cells`): each ggml q8_0
+block of 32 values of a cell's head as its int8 values and its f16 scale, in two planes. Only `kv_write` and
+the attention ops look inside; a backend lists the types it stores in `kv_types`.
+
 `BaseOps` carries the default compositions of the fused ops (add + norm, matmul + GLU,
 rope + KV write, Q and K rope of a layer, the delta-rule form chosen by step size, the delta rule from
 a layer's raw projections, conv1d + activation, the gated RMS norm); a backend overrides one when it has a
@@ -37,6 +41,18 @@ Array = Any  # a backend activation array
 Weight = Any  # a backend weight handle (from Ops.upload)
 
 WEIGHT_OPS = ("embed", "matmul", "matmul_experts")  # the ops whose kernel depends on a ggml type
+
+
+@dataclass(frozen=True)
+class Q8Cells:
+    """KV cells stored as q8_0: q (S, H, D) int8 and d (S, H, D // 32) f16; value [s, h, i] = q * d[s, h, i // 32]."""
+
+    q: Any
+    d: Any
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.q.shape)
 
 
 @dataclass(frozen=True)
@@ -102,7 +118,8 @@ class Ops(Protocol):
 
     name: str
     device_name: str  # what the backend runs on, e.g. the GPU's or the CPU's model name
-    kv_dtype: str  # default type of KV cache cells: "f32" or "f16"
+    kv_dtype: str  # default type of KV cache cells: "f32", "f16" or "q8_0"
+    kv_types: tuple[str, ...]  # the KV cell types the backend stores
 
     # -- memory ---------------------------------------------------------------------------------
     def upload(self, qt: QTensor) -> Weight: ...
@@ -110,7 +127,8 @@ class Ops(Protocol):
     def overwrite(self, dst: Array, a: np.ndarray) -> Array: ...  # dst's contents replaced by a
     def fill(self, dst: Array, value: float, dtype: str) -> Array: ...  # every element of dst set to value
     def to_numpy(self, x: Array) -> np.ndarray: ...
-    def zeros(self, shape: tuple[int, ...], dtype: str) -> Array: ...  # dtype: "f32" "f16" "i32"
+    def zeros(self, shape: tuple[int, ...], dtype: str) -> Array: ...  # dtype: "f32" "f16" "i32" "i8"
+    def kv_cells(self, shape: tuple[int, ...], dtype: str) -> Any: ...  # zeroed (S, H, D) cells of a KV type
     def full(self, shape: tuple[int, ...], value: float, dtype: str) -> Array: ...
     def capabilities(self) -> dict[str, frozenset[GGMLType]]: ...
 
@@ -215,6 +233,18 @@ class BaseOps:
     name = "base"
     device_name = "unknown device"
     kv_dtype = "f32"  # the KV cache cells' type when the caller does not choose one
+    kv_types: tuple[str, ...] = ("f32", "f16")
+
+    def kv_cells(self, shape, dtype):
+        """Zeroed KV cells (S, H, D): an array of dtype "f32" / "f16", or `Q8Cells` for "q8_0" (D a multiple of 32)."""
+        if dtype not in self.kv_types:
+            raise BackendUnavailableError(f"the {self.name} backend stores KV cells as {' or '.join(self.kv_types)}, "
+                                          f"not {dtype!r}")
+        if dtype != "q8_0":
+            return self.zeros(shape, dtype)
+        if shape[-1] % 32:
+            raise BackendUnavailableError(f"a q8_0 KV cache needs head dims that are multiples of 32, got {shape[-1]}")
+        return Q8Cells(self.zeros(shape, "i8"), self.zeros((*shape[:-1], shape[-1] // 32), "f16"))
 
     def run_step(self, forward, cfg, weights, batch, cache):
         """One model step; a backend may run it its own way (CUDA replays a captured decode graph)."""

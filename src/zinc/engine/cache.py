@@ -8,6 +8,7 @@ Attention layers come in two kinds (spec common-ops §3):
   its own queries still sees (the oldest key a query at p0 needs is p0 - w + 1, the newest write
   is at p0 + n_ubatch - 1).
 
+The cells' type (`dtype`) is "f32", "f16" or "q8_0" (`Ops.kv_cells`; the backend's `kv_types`).
 Each cell also stores its token position (-1 = empty); attention builds its causal and window mask
 from those positions, so the storage order never matters. `begin(pos)` prepares the cell indices of
 a step (prefill of many tokens or decode of one), `end()` advances `n_past`.
@@ -75,8 +76,8 @@ class LayerKV:
 
     def __init__(self, ops: Ops, spec: LayerCacheSpec, size: int, dtype: str) -> None:
         self.spec, self.size, self.window = spec, size, spec.window
-        self.k = ops.zeros((size, spec.n_head_kv, spec.head_dim_k), dtype)
-        self.v = ops.zeros((size, spec.n_head_kv, spec.head_dim_v), dtype)
+        self.k = ops.kv_cells((size, spec.n_head_kv, spec.head_dim_k), dtype)
+        self.v = ops.kv_cells((size, spec.n_head_kv, spec.head_dim_v), dtype)
         self.pos = ops.full((size,), -1, "i32")
         self.slots: Any = None
         self.n_kv = 0
@@ -119,8 +120,8 @@ class KVCache:
 
     @property
     def nbytes(self) -> int:
-        item = 2 if self.dtype == "f16" else 4
-        kv = sum(lk.size * lk.spec.n_head_kv * (lk.spec.head_dim_k + lk.spec.head_dim_v) * item
+        item = {"f16": 2.0, "q8_0": 34 / 32}.get(self.dtype, 4.0)  # bytes a value (q8_0: 32 int8 + an f16 scale)
+        kv = sum(int(lk.size * lk.spec.n_head_kv * (lk.spec.head_dim_k + lk.spec.head_dim_v) * item)
                  for lk in self.kv_layers)
         return kv + sum(ls.nbytes for ls in self.recurrent_layers)
 

@@ -315,19 +315,21 @@ def _quant_q5_1(x: np.ndarray) -> np.ndarray:
     return np.concatenate(parts, axis=1)
 
 
-def _q8(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def q8_blocks(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of 32 f32 values -> (d (n, 1) f32, q (n, 32) int8), q8_0's rounding (ggml quantize_row_q8_0_ref);
+    the stored scale is d rounded to f16."""
     d = np.abs(x).max(axis=1, keepdims=True) / F32(127)
     q = _roundf(x * _safe_inv(d))
     return d, np.clip(q, -127, 127).astype(np.int8)
 
 
 def _quant_q8_0(x: np.ndarray) -> np.ndarray:
-    d, q = _q8(x)
+    d, q = q8_blocks(x)
     return np.concatenate([_f16_bytes(d), q.view(np.uint8)], axis=1)
 
 
 def _quant_q8_1(x: np.ndarray) -> np.ndarray:
-    d, q = _q8(x)
+    d, q = q8_blocks(x)
     s = d * q.sum(axis=1, keepdims=True, dtype=np.int32).astype(F32)
     return np.concatenate([_f16_bytes(d), _f16_bytes(s), q.view(np.uint8)], axis=1)
 

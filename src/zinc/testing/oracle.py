@@ -21,7 +21,7 @@ import numpy as np
 
 from zinc.errors import ZincError
 
-_KV_TYPES = {"f32": 0, "f16": 1}
+_KV_TYPES = {"f32": 0, "f16": 1, "q8_0": 8}  # ggml type ids
 _silenced = False
 
 
@@ -53,6 +53,9 @@ class OracleSettings:
     n_threads: int = 2
     kv_type: str = "f32"
     flash_attn: bool = False
+    # llama.cpp's Hadamard rotation of Q, K, V in front of a quantized KV cache (on by default since 2026-04;
+    # LLAMA_ATTN_ROT_DISABLE): zinc stores plain q8_0 cells, so the oracle turns it off unless asked
+    attn_rot: bool = False
     use_extra_bufts: bool = True  # CPU weight repacking (llama.cpp's default)
     llama_cpp_version: str = ""
 
@@ -94,6 +97,10 @@ class LlamaCppModel:
         cp.flash_attn_type = (llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED if s.flash_attn
                               else llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED)
         cp.type_k = cp.type_v = _KV_TYPES[s.kv_type]
+        if s.attn_rot:  # read by llama.cpp when the context (its KV cache) is made
+            os.environ.pop("LLAMA_ATTN_ROT_DISABLE", None)
+        else:
+            os.environ["LLAMA_ATTN_ROT_DISABLE"] = "1"
         ctx = llama_cpp.llama_init_from_model(self._model, cp)
         if not ctx:
             raise OracleError(f"{self.path}: llama.cpp could not create a context (n_ctx={cp.n_ctx})")

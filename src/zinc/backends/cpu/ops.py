@@ -19,13 +19,13 @@ from typing import Iterable
 
 import numpy as np
 
-from zinc.backends.base import BaseOps, QTensor, RopeParams
+from zinc.backends.base import BaseOps, Q8Cells, QTensor, RopeParams
 from zinc.backends.cpu import deltanet
 from zinc.gguf.constants import GGMLType
-from zinc.gguf.quants import dequantize, supported_types
+from zinc.gguf.quants import dequantize, q8_blocks, supported_types
 
 F32 = np.float32
-_DTYPES = {"f32": np.float32, "f16": np.float16, "i32": np.int32}
+_DTYPES = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i8": np.int8}
 _ROWS_PER_STEP = 4096
 GELU_COEF_A = F32(0.044715)
 SQRT_2_OVER_PI = F32(0.79788456080286535587989211986876)
@@ -61,10 +61,19 @@ class CpuWeight:
         return self.decode_rows(slice(e * n, (e + 1) * n))
 
 
+def _cells_f32(cells, n: int) -> np.ndarray:
+    """The first n KV cells as f32 (q8_0 cells dequantized: q * d per 32 values)."""
+    if isinstance(cells, Q8Cells):
+        return cells.q[:n].astype(F32) * np.repeat(cells.d[:n].astype(F32), 32, axis=-1)
+    return cells[:n].astype(F32)
+
+
 class CpuOps(BaseOps):
-    """The NumPy implementation of `zinc.backends.base.Ops`."""
+    """The NumPy implementation of `zinc.backends.base.Ops`. Options: kv_dtype (the default KV cell type),
+    dequant_budget (bytes of dequantized weights kept), gelu ("table" as ggml's CPU backend, or "exact")."""
 
     name = "cpu"
+    kv_types = ("f32", "f16", "q8_0")
 
     @property
     def device_name(self) -> str:
@@ -72,9 +81,12 @@ class CpuOps(BaseOps):
 
         return cpu_name()
 
-    def __init__(self, dequant_budget: int = 8 << 30, gelu: str = "table") -> None:
+    def __init__(self, dequant_budget: int = 8 << 30, gelu: str = "table", kv_dtype: str = "f32") -> None:
         if gelu not in ("table", "exact"):
             raise ValueError(f"gelu must be 'table' or 'exact', got {gelu!r}")
+        if kv_dtype not in self.kv_types:
+            raise ValueError(f"kv_dtype must be one of {', '.join(self.kv_types)}, got {kv_dtype!r}")
+        self.kv_dtype = kv_dtype
         self.dequant_budget = int(dequant_budget)
         self.gelu_mode = gelu
         self._kept = 0
@@ -218,13 +230,19 @@ class CpuOps(BaseOps):
         return out
 
     def kv_write(self, cache_k, cache_v, cache_pos, k, v, pos, slots) -> None:
-        cache_k[slots] = k
-        cache_v[slots] = v
+        for cells, x in ((cache_k, k), (cache_v, v)):
+            if isinstance(cells, Q8Cells):  # q8_0 blocks of 32 values along each head
+                d, q = q8_blocks(np.asarray(x, F32).reshape(-1, 32))
+                n = len(np.atleast_1d(slots))
+                cells.q[slots] = q.reshape(n, *cells.q.shape[1:])
+                cells.d[slots] = d.astype(np.float16).reshape(n, *cells.d.shape[1:])
+            else:
+                cells[slots] = x
         cache_pos[slots] = pos
 
     def attention(self, q, k, v, q_pos, kv_pos, n_kv, kq_scale, window=0, softcap=0.0, sinks=None):
         T, Hq, Dh = q.shape
-        k, v, kp = k[:n_kv].astype(F32), v[:n_kv].astype(F32), kv_pos[:n_kv]
+        k, v, kp = _cells_f32(k, n_kv), _cells_f32(v, n_kv), kv_pos[:n_kv]
         Hkv, Dv = k.shape[1], v.shape[2]
         r = Hq // Hkv
         qh = q.reshape(T, Hkv, r, Dh).transpose(1, 2, 0, 3)  # (Hkv, r, T, Dh)

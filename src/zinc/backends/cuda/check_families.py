@@ -1,13 +1,15 @@
 """GPU check: every tiny model family at every file type the CUDA backend loads, against the NumPy backend.
 
     python -m zinc.backends.cuda.check_families --out DIR [--families qwen35-tiny,...] [--ftypes Q4_0,...]
+        [--kv-type q8_0]
 
 For each (family, file type) it writes the tiny random model, runs it on `CudaOps` with CUDA graphs
 on (a 20-token prefill, then 20 single-token decode steps, which replay a captured graph) and on
 `CpuOps` (teacher-forced logits of the same 40 tokens), and prints one table row: argmax agreement
 where the reference's top-1/top-2 margin is >= 0.05, mean KL (all positions, and decode steps only),
 the number of graph captures, and ok/FAIL (agreement 1.0 and mean KL <= 1e-3). The rows also go to
-DIR/check_families.json. Exits 1 when any row fails.
+DIR/check_families.json. Exits 1 when any row fails. --kv-type sets both backends' KV cells (default: f16 on
+CUDA against f32 on the CPU; q8_0: both q8_0, the same quantized cells).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def applies(family: str, ftype: str) -> bool:
     return ftype != "MXFP4_MOE" or get_preset(family).n_expert > 0
 
 
-def check_one(family: str, ftype: str, tmp: Path, device: str = "cuda") -> dict:
+def check_one(family: str, ftype: str, tmp: Path, device: str = "cuda", kv_type: str | None = None) -> dict:
     from zinc.api import load
     from zinc.backends.cpu import CpuOps
     from zinc.backends.cuda.ops import CudaOps
@@ -45,10 +47,11 @@ def check_one(family: str, ftype: str, tmp: Path, device: str = "cuda") -> dict:
     path = tmp / f"{family}-{ftype}.gguf"
     write_model(str(path), family, ftype=ftype, seed=1)
     n = N_PREFILL + N_DECODE
-    ref_model = load(path, backend=CpuOps(), n_ctx=64)
+    kv = {"kv_dtype": kv_type} if kv_type else {}
+    ref_model = load(path, backend=CpuOps(**kv), n_ctx=64)
     ids = [int(i) for i in np.random.default_rng(2).integers(0, ref_model.n_vocab, n)]
     ref = ref_model.logits(ids)
-    m = load(path, backend=CudaOps(device=device, graphs=True), n_ctx=64)
+    m = load(path, backend=CudaOps(device=device, graphs=True, **kv), n_ctx=64)
     cache = m.new_cache(64)
     t0 = time.perf_counter()
     steps = [m.forward(ids[:N_PREFILL], cache)] + [m.forward([t], cache) for t in ids[N_PREFILL:]]
@@ -58,7 +61,7 @@ def check_one(family: str, ftype: str, tmp: Path, device: str = "cuda") -> dict:
     dec = compare_logits(got[N_PREFILL:], ref[N_PREFILL:])
     graphs = m.ops._graphs.captures if m.ops._graphs is not None else 0
     ok = full["argmax_agree"] == 1.0 and full["mean_kl"] <= 1e-3 and dec["mean_kl"] <= 1e-3
-    return {"family": family, "ftype": ftype, "argmax_agree": full["argmax_agree"], "n_sure": full["n_sure"],
+    return {"family": family, "ftype": ftype, "kv_type": m.ops.kv_dtype, "argmax_agree": full["argmax_agree"], "n_sure": full["n_sure"],
             "mean_kl": full["mean_kl"], "decode_mean_kl": dec["mean_kl"], "rel_err": full["rel_err"],
             "graph_captures": graphs, "wall_s": round(wall, 3), "ok": bool(ok)}
 
@@ -69,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--families", default=",".join(FAMILIES))
     ap.add_argument("--ftypes", default=",".join(FTYPES))
     ap.add_argument("--device", default="cuda", help="torch device (graphs are only captured on cuda)")
+    ap.add_argument("--kv-type", choices=["f32", "f16", "q8_0"], help="KV cells of both backends")
     args = ap.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -82,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
                 if not applies(fam, ft):
                     continue
                 try:
-                    r = check_one(fam, ft, Path(tmp), args.device)
+                    r = check_one(fam, ft, Path(tmp), args.device, args.kv_type)
                 except Exception as e:  # one broken pair must not hide the others
                     r = {"family": fam, "ftype": ft, "ok": False, "error": f"{type(e).__name__}: {e}",
                          "traceback": traceback.format_exc()}

@@ -23,6 +23,8 @@ from typing import Any
 
 import torch
 
+from zinc.backends.base import Q8Cells
+
 MAX_GRAPHS = 8
 MAX_SEEN = 256  # prompt-chunk keys remembered for the capture-on-repeat rule
 
@@ -46,8 +48,9 @@ def cache_signature(cache: Any) -> tuple:
             continue
         for name in ("k", "v", "pos", "conv", "ssm"):
             t = getattr(layer, name, None)
-            if isinstance(t, torch.Tensor):
-                sig.append(t.data_ptr())
+            for part in (t.q, t.d) if isinstance(t, Q8Cells) else (t,):
+                if isinstance(part, torch.Tensor):
+                    sig.append(part.data_ptr())
     return tuple(sig)
 
 

@@ -9,7 +9,8 @@ generic dequant-matvec of `kernels/matvec_generic`; for more rows (prefill) weig
 to f16 for a tensor-core matmul. rms_norm, rope (fused with the per-head norm and the KV write), the
 GLUs and attention (split-K for decode, flash for prefill) are Triton kernels; for a few tokens
 `rope_qk_attention` is the decode attention's first kernel doing the norms, rope and KV write too. Everything else is
-a torch op on the device: no op falls back to the host.
+a torch op on the device: no op falls back to the host. KV cells are f16 (default), f32 or q8_0 (`Q8Cells`:
+written quantized by the KV-write kernels, read dequantized by both attention kernels; `kernels/kvq8`).
 A MoE layer's shared expert is also uploaded as one more expert of its routed stacks where it has their types
 and shapes (`models.layers.fold_shared_experts`): in a decode step it runs in their launches, picked for every
 token by `router_topk_shared`. Expert matmuls read only the selected experts: for a few tokens one matvec over (token, expert)
@@ -48,7 +49,7 @@ from zinc.backends.cuda.kernels import quant as kq
 from zinc.backends.cuda.weights import SUPPORTED, CudaWeight
 from zinc.gguf.constants import GGMLType
 
-_DTYPES = {"f32": torch.float32, "f16": torch.float16, "i32": torch.int32}
+_DTYPES = {"f32": torch.float32, "f16": torch.float16, "i32": torch.int32, "i8": torch.int8}
 MATVEC_MAX_ROWS = 4  # up to this many rows a matmul is a fused dequant-matvec, past it dequant + GEMM
 DENSE_MATVEC_MAX = 1 << 24  # float weights up to this many values take `kgm.dense_matvec` at those rows
 QX_KEEP = 2  # quantized matmul inputs remembered (CudaOps._quantized)
@@ -72,6 +73,7 @@ class CudaOps(BaseOps):
     dequantized weights, f32 attention operands): slower, for checks against the NumPy backend."""
 
     name = "cuda"
+    kv_types = ("f16", "f32", "q8_0")
     fuse_projections = True  # load_weights stacks the projections of one input (models.layers.stack_groups)
     fold_shared_experts = MATVEC_MAX_ROWS  # and, for steps of that many rows, a shared expert into its layer's
     # routed stacks (models.layers.fold_shared_experts)
@@ -83,6 +85,8 @@ class CudaOps(BaseOps):
             self.device_name = torch.cuda.get_device_name(self.device)
         else:
             self.device_name = str(self.device)
+        if kv_dtype not in self.kv_types:
+            raise ValueError(f"kv_dtype must be one of {', '.join(self.kv_types)}, got {kv_dtype!r}")
         self.kv_dtype = kv_dtype
         self.graphs_enabled = graphs
         self.exact = bool(exact)

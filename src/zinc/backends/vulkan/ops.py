@@ -125,13 +125,18 @@ class VulkanOps(MatvecOps, BaseOps):
 
     def __init__(self, allow_cpu_adapter: bool = False, gelu: str = "table", replay: bool = True,
                  matvec_q8: bool = True, matvec: dict[str, tuple[int, int, int]] | None = None,
-                 matvec_xs: dict[str, bool] | None = None, **device_options: Any) -> None:
+                 matvec_xs: dict[str, bool] | None = None, kv_dtype: str = "f32", **device_options: Any) -> None:
         """replay: record single-token steps once and replay them (replay.py); matvec_q8: Q4_K / Q6_K
         products of up to MVQ_ROWS tokens run on 8-bit activations with integer dot products (else one
         token on f32 activations); matvec: (L, R, S) per kernel over MATVEC_CONFIG; matvec_xs: over
-        MATVEC_XS; device_options go to `Device` (subgroups, submit_every, raw)."""
+        MATVEC_XS; kv_dtype: the KV cells' default type ("f32", or "f16" stored as f32; no "q8_0");
+        device_options go to `Device` (subgroups, submit_every, raw)."""
         if gelu not in ("table", "exact"):
             raise ValueError(f"gelu must be 'table' or 'exact', got {gelu!r}")
+        if kv_dtype not in self.kv_types:
+            raise BackendUnavailableError(f"the vulkan backend stores KV cells as {' or '.join(self.kv_types)}, "
+                                          f"not {kv_dtype!r}")
+        self.kv_dtype = kv_dtype
         self.dev = Device(allow_cpu_adapter=allow_cpu_adapter, **device_options)
         self.device_name = str(self.dev.info.get("device") or "Vulkan adapter")
         self.gelu_mode = gelu

@@ -7,7 +7,7 @@ softcap, the causal / window mask from the positions stored in the cells (-1 = e
 softmax and P.V with `tl.dot`; it writes its running max, sum and un-normalised output. Pass 2
 (`attn_combine_kernel`, grid (T * Hq,)) merges the splits (and the attention sink, when given).
 
-Operands: an f16 cache is read as f16 and f32 accumulated; with EXACT the f32 rows of Q and of P are
+Operands: an f16 cache is read as f16 and f32 accumulated (a q8_0 one, `kvq8`, as its values dequantized to f16); with EXACT the f32 rows of Q and of P are
 each split into two f16 halves (hi + lo), so the products are as accurate as f32 math (the cache
 holds f16 values exactly) for twice the (idle) tensor-core work. An f32 cache takes f32 dots.
 The readable extent is min(n_kv, S, q_pos[T-1] + 1), computed on the device, so a captured graph
@@ -24,6 +24,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from zinc.backends.base import Q8Cells
+from zinc.backends.cuda.kernels import kvq8
 from zinc.backends.cuda.kernels.mmvq import q8_store
 
 NEG = tl.constexpr(-1.0e30)
@@ -97,14 +99,29 @@ def _rope_rows(x, w, row, rm, D, eps, cs, sn, NDIMS: tl.constexpr, NEOX: tl.cons
 
 
 @triton.jit
+def _softmax_step(s, kp, qp, m_i, l_i, scale, cap, window, SOFTCAP: tl.constexpr):
+    """One block of scores (BM, BS): softcap, the causal / window mask from the cells' positions kp, and the
+    online softmax's update -> (new max, probabilities, rescale of the old terms, new sum)."""
+    if SOFTCAP:
+        s = cap * (2.0 / (1.0 + tl.exp(-2.0 * s / cap)) - 1.0)
+    vis = (kp[None, :] >= 0) & (kp[None, :] <= qp[:, None])
+    vis = vis & ((window == 0) | (qp[:, None] - kp[None, :] < window))
+    s = tl.where(vis, s * scale, float("-inf"))
+    m_new = tl.maximum(m_i, tl.max(s, axis=1))
+    p = tl.exp(s - m_new[:, None])
+    alpha = tl.exp(m_i - m_new)
+    return m_new, p, alpha, l_i * alpha + tl.sum(p, axis=1)
+
+
+@triton.jit
 def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, scale, cap, window, NSPLIT,
-                      qw, knew, kw, vnew, rc, slots, eps, mscale,
+                      qw, knew, kw, vnew, rc, slots, eps, mscale, kd, vd,
                       R: tl.constexpr, D: tl.constexpr, DV: tl.constexpr, DP: tl.constexpr,
                       DVP: tl.constexpr, HKV: tl.constexpr, BM: tl.constexpr,
                       BS: tl.constexpr, SOFTCAP: tl.constexpr, KV16: tl.constexpr, EXACT: tl.constexpr,
                       ROPE: tl.constexpr = False, NDIMS: tl.constexpr = 0, NEOX: tl.constexpr = False,
                       QNORM: tl.constexpr = False, KNORM: tl.constexpr = False, FROM_POS: tl.constexpr = False,
-                      ONE: tl.constexpr = False):
+                      ONE: tl.constexpr = False, Q8: tl.constexpr = False, KROWS: tl.constexpr = False):
     pid = tl.program_id(0)
     sp = tl.program_id(1)
     nrb = tl.cdiv(T * R, BM)
@@ -142,9 +159,17 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
                 else:
                     kcs, ksn = _rope_trig(q_pos, rc, t1, one, mscale, NDIMS, NEOX, DP)
                 kr = _rope_rows(knew, kw, t1 * HKV + hk, one, D, eps, kcs, ksn, NDIMS, NEOX, KNORM, DP)
-                tl.store(k + (cell * HKV + hk) * D + dd[None, :], kr.to(k.dtype.element_ty), mask=(dd < D)[None, :])
-                vv = tl.load(vnew + (tt * HKV + hk) * DV + dv, mask=dv < DV, other=0.0)
-                tl.store(v + (cell * HKV + hk) * DV + dv, vv.to(v.dtype.element_ty), mask=dv < DV)
+                ch = cell * HKV + hk
+                if Q8:
+                    kvq8.store(tl.reshape(kr, (DP // 32, 32)), k + ch * D, kd + ch * (D // 32), D // 32, True,
+                               DP // 32)
+                    b = tl.arange(0, DVP // 32)[:, None] * 32 + tl.arange(0, 32)[None, :]
+                    vb = tl.load(vnew + (tt * HKV + hk) * DV + b, mask=b < DV, other=0.0)
+                    kvq8.store(vb, v + ch * DV, vd + ch * (DV // 32), DV // 32, True, DVP // 32)
+                else:
+                    tl.store(k + ch * D + dd[None, :], kr.to(k.dtype.element_ty), mask=(dd < D)[None, :])
+                    vv = tl.load(vnew + (tt * HKV + hk) * DV + dv, mask=dv < DV, other=0.0)
+                    tl.store(v + ch * DV + dv, vv.to(v.dtype.element_ty), mask=dv < DV)
                 tl.store(kv_pos + cell, p)
         tl.debug_barrier()
     else:
@@ -157,19 +182,18 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
         cell = s0 + tl.arange(0, BS)
         cm = cell < end
         c64 = cell.to(tl.int64) * HKV + hk
-        kt = tl.load(k + c64[None, :] * D + dd[:, None], mask=cm[None, :] & (dd < D)[:, None], other=0.0)
-        vt = tl.load(v + c64[:, None] * DV + dv[None, :], mask=cm[:, None] & (dv < DV)[None, :], other=0.0)
+        if Q8:
+            if KROWS:
+                kt = tl.trans(kvq8.load_rows(k, kd, c64, cm, D, DP // 32, tl.float16))
+            else:
+                kt = kvq8.load_cols(k, kd, c64, cm, D, DP // 32, tl.float16)
+            vt = kvq8.load_rows(v, vd, c64, cm, DV, DVP // 32, tl.float16)
+        else:
+            kt = tl.load(k + c64[None, :] * D + dd[:, None], mask=cm[None, :] & (dd < D)[:, None], other=0.0)
+            vt = tl.load(v + c64[:, None] * DV + dv[None, :], mask=cm[:, None] & (dv < DV)[None, :], other=0.0)
         kp = tl.load(kv_pos + cell, mask=cm, other=-1)
         s = _mma(qh, ql, kt, tl.zeros([BM, BS], tl.float32), KV16, EXACT)  # (BM, BS)
-        if SOFTCAP:
-            s = cap * (2.0 / (1.0 + tl.exp(-2.0 * s / cap)) - 1.0)
-        vis = (kp[None, :] >= 0) & (kp[None, :] <= qp[:, None])
-        vis = vis & ((window == 0) | (qp[:, None] - kp[None, :] < window))
-        s = tl.where(vis, s * scale, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(s, axis=1))
-        p = tl.exp(s - m_new[:, None])
-        alpha = tl.exp(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, axis=1)
+        m_new, p, alpha, l_i = _softmax_step(s, kp, qp, m_i, l_i, scale, cap, window, SOFTCAP)
         ph, pl = _operand(p, KV16)
         acc = _mma(ph, pl, vt, acc * alpha[:, None], KV16, EXACT)
         m_i = m_new
@@ -231,7 +255,7 @@ def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, e
 def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: int, cap: float,
                      sinks, scratch, out, nsplit: int = 32, bs: int = 64, warps: int | None = None,
                      stages: int = 3, exact: bool = True, q8=None, rope=None) -> None:
-    """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32; out (T, Hq, DV) f32;
+    """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32 (or `Q8Cells`); out (T, Hq, DV) f32;
     scratch: (m, l, o) of T * Hq * nsplit rows. bs, stages, warps: see `tiles`. q8: (xq, xd, xs) of
     `mmvq.q8_buffers(T, Hq * DV)` to also get the output on 8 bits (DV a power of two >= 32).
 
@@ -244,7 +268,9 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
     s, hkv, dv = v.shape
     r = hq // hkv
     m, l, o = scratch
-    bm, bs, stages, warps = tiles(t * r, d, dv, bs, stages, warps, k.element_size())
+    q8c = isinstance(k, Q8Cells)  # q8_0 cells: dequantized to f16 operands as they are read
+    (k, kd), (v, vd) = ((k.q, k.d), (v.q, v.d)) if q8c else ((k, k), (v, v))
+    bm, bs, stages, warps = tiles(t * r, d, dv, bs, stages, warps, 2 if q8c else k.element_size())
     dp, dvp = max(16, triton.next_power_of_2(d)), max(16, triton.next_power_of_2(dv))
     if rope is not None:
         qw, kn, kw, vn, c, slots, eps, mscale, n_dims, neox, from_pos = rope
@@ -255,9 +281,9 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
     else:
         extra, meta = (q, q, q, q, q, q_pos, 0.0, 1.0), {}
     attn_split_kernel[(hkv * triton.cdiv(t * r, bm), nsplit)](
-        q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, *extra, R=r, D=d,
-        DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap), KV16=k.element_size() == 2,
-        EXACT=exact, num_warps=warps, num_stages=stages, **meta)
+        q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, *extra, kd, vd, R=r,
+        D=d, DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap), KV16=q8c or k.element_size() == 2,
+        EXACT=exact, Q8=q8c, num_warps=warps, num_stages=stages, **meta)
     nsp, dvp = max(2, triton.next_power_of_2(nsplit)), triton.next_power_of_2(dv)
     xq, xd, xs = q8 if q8 is not None else (m, m, m)
     attn_combine_kernel[(t * hq,)](m, l, o, sinks if sinks is not None else m, out, xq, xd, xs, hq, NSPLIT=nsplit,

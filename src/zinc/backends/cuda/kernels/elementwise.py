@@ -7,6 +7,9 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from zinc.backends.base import Q8Cells
+from zinc.backends.cuda.kernels import kvq8
+
 
 @triton.jit
 def rms_norm_kernel(x, w, out, res, sum_out, D, eps, HAS_W: tl.constexpr, HAS_RES: tl.constexpr,
@@ -157,31 +160,43 @@ def rms_norm(x, w, eps: float, out, res=None, sum_out=None) -> None:
 
 
 @triton.jit
-def kv_write_kernel(k, v, pos, slots, ck, cv, cpos, S, NK, NV, FROM_POS: tl.constexpr, BK: tl.constexpr,
-                    BV: tl.constexpr):
-    """Cell c of token t (slots[t], or pos[t] % S): ck[c] = k[t], cv[c] = v[t], cpos[c] = pos[t]; grid (T,)."""
+def kv_write_kernel(k, v, pos, slots, ck, cv, cpos, ckd, cvd, S, NK, NV, FROM_POS: tl.constexpr, BK: tl.constexpr,
+                    BV: tl.constexpr, Q8: tl.constexpr = False):
+    """Cell c of token t (slots[t], or pos[t] % S): ck[c] = k[t], cv[c] = v[t], cpos[c] = pos[t]; grid (T,).
+    Q8: the cells are q8_0 (`kvq8`), values in ck / cv and scales in ckd / cvd."""
     t = tl.program_id(0)
     p = tl.load(pos + t)
     if FROM_POS:
         c = (p % S).to(tl.int64)
     else:
         c = tl.load(slots + t).to(tl.int64)
-    ok = tl.arange(0, BK)
-    ov = tl.arange(0, BV)
-    kv = tl.load(k + t * NK + ok, mask=ok < NK)
-    tl.store(ck + c * NK + ok, kv.to(ck.dtype.element_ty), mask=ok < NK)
-    vv = tl.load(v + t * NV + ov, mask=ov < NV)
-    tl.store(cv + c * NV + ov, vv.to(cv.dtype.element_ty), mask=ov < NV)
+    if Q8:
+        b = tl.arange(0, BK // 32)[:, None] * 32 + tl.arange(0, 32)[None, :]
+        kvq8.store(tl.load(k + t * NK + b, mask=b < NK, other=0.0), ck + c * NK, ckd + c * (NK // 32), NK // 32,
+                   True, BK // 32)
+        b = tl.arange(0, BV // 32)[:, None] * 32 + tl.arange(0, 32)[None, :]
+        kvq8.store(tl.load(v + t * NV + b, mask=b < NV, other=0.0), cv + c * NV, cvd + c * (NV // 32), NV // 32,
+                   True, BV // 32)
+    else:
+        ok = tl.arange(0, BK)
+        ov = tl.arange(0, BV)
+        kv = tl.load(k + t * NK + ok, mask=ok < NK)
+        tl.store(ck + c * NK + ok, kv.to(ck.dtype.element_ty), mask=ok < NK)
+        vv = tl.load(v + t * NV + ov, mask=ov < NV)
+        tl.store(cv + c * NV + ov, vv.to(cv.dtype.element_ty), mask=ov < NV)
     tl.store(cpos + c, p)
 
 
 def kv_write(k, v, pos, slots, ck, cv, cpos, from_pos: bool) -> None:
-    """k (T, Hkv, Dk), v (T, Hkv, Dv) contiguous into the cache cells of each token."""
+    """k (T, Hkv, Dk), v (T, Hkv, Dv) contiguous into the cache cells of each token (ck, cv: f16 / f32 tensors,
+    or `Q8Cells`)."""
     t = k.shape[0]
     nk, nv = k[0].numel(), v[0].numel()
-    kv_write_kernel[(t,)](k, v, pos, slots if slots is not None else pos, ck, cv, cpos, ck.shape[0], nk, nv,
-                          FROM_POS=from_pos, BK=triton.next_power_of_2(nk), BV=triton.next_power_of_2(nv),
-                          num_warps=4)
+    q8 = isinstance(ck, Q8Cells)
+    (ck, ckd), (cv, cvd) = ((ck.q, ck.d), (cv.q, cv.d)) if q8 else ((ck, ck), (cv, cv))
+    kv_write_kernel[(t,)](k, v, pos, slots if slots is not None else pos, ck, cv, cpos, ckd, cvd, ck.shape[0], nk,
+                          nv, FROM_POS=from_pos, BK=max(32, triton.next_power_of_2(nk)),
+                          BV=max(32, triton.next_power_of_2(nv)), Q8=q8, num_warps=4)
 
 
 ROPE_BLOCK = 256  # elements (heads x padded head dim) per program of the rope kernels
@@ -200,7 +215,8 @@ def rope(x, pos, c, mscale: float, n_dims: int, neox: bool, out, norm_w=None, ep
     """out = rope(x) (T, H, Dh); `norm`: RMS-norm each head first (times norm_w if given);
     kv = (v, slots, cache_k, cache_v, cache_pos, from_pos): also store the result and v in the cache."""
     t, h, dh = x.shape
-    if kv is not None and kv[0][0].numel() % h:  # v not split into x's heads: a separate cache write
+    if kv is not None and (kv[0][0].numel() % h or isinstance(kv[2], Q8Cells)):  # a separate cache write (v not
+        # split into x's heads, or q8_0 cells)
         rope(x, pos, c, mscale, n_dims, neox, out, norm_w, eps, norm)
         v, slots, ck, cv, cpos, from_pos = kv
         kv_write(out, v, pos, slots, ck, cv, cpos, from_pos)
@@ -222,6 +238,10 @@ def rope_qk(q, k, pos, c, mscale: float, n_dims: int, neox: bool, q_out, kv, q_w
     t, hq, dh = q.shape
     hk = k.shape[1]
     v, slots, ck, cv, cpos, from_pos = kv
+    if isinstance(ck, Q8Cells):  # q8_0 cells: Q's rope, then K's rope with its cache write
+        rope(q, pos, c, mscale, n_dims, neox, q_out, q_w, eps, q_w is not None)
+        rope(k, pos, c, mscale, n_dims, neox, k.new_empty(k.shape), k_w, eps, k_w is not None, kv=kv)
+        return
     dv = v[0].numel() // hk
     meta, warps = _rope_meta(max(hq, hk), dh, n_dims, dv)
     nb = triton.cdiv(hq, meta["BH"]) + triton.cdiv(hk, meta["BH"])

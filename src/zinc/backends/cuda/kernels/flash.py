@@ -1,7 +1,7 @@
 """Prefill attention (many query rows against the KV cache): one flash-attention pass on tensor cores.
 
-Grid (query blocks of BM rows, query heads). Each program streams the cells of its KV head in
-blocks of BN: scores q.k on tensor cores (f16 operands, f32 accumulation; f32 operands when exact), optional softcap, the
+Grid (query blocks of BM rows, query heads). Each program streams the cells of its KV head (f16, f32, or
+q8_0 dequantized as read: `kvq8`) in blocks of BN: scores q.k on tensor cores (f16 operands, f32 accumulation; f32 operands when exact), optional softcap, the
 causal / window mask from the positions stored in the cells (-1 = empty), an online softmax, and
 P.V on tensor cores; an attention sink joins the denominator at the end. The cells read are
 0 .. min(S, last position of the block + 1): a cell index equals its position until a ring cache
@@ -14,14 +14,18 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from zinc.backends.base import Q8Cells
+from zinc.backends.cuda.kernels import kvq8
+
 NEG = tl.constexpr(-1.0e30)
 
 
 @triton.jit
-def flash_prefill_kernel(q, k, v, q_pos, kv_pos, sinks, out, T, S, scale, cap, window,
+def flash_prefill_kernel(q, k, v, q_pos, kv_pos, sinks, out, T, S, scale, cap, window, kd, vd,
                          HQ: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr, DV: tl.constexpr,
                          DP: tl.constexpr, DVP: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-                         SOFTCAP: tl.constexpr, HAS_SINK: tl.constexpr, OP: tl.constexpr, PREC: tl.constexpr):
+                         SOFTCAP: tl.constexpr, HAS_SINK: tl.constexpr, OP: tl.constexpr, PREC: tl.constexpr,
+                         Q8: tl.constexpr = False):
     mb = tl.program_id(0)
     h = tl.program_id(1)
     hk = h // (HQ // HKV)
@@ -40,8 +44,11 @@ def flash_prefill_kernel(q, k, v, q_pos, kv_pos, sinks, out, T, S, scale, cap, w
     for s0 in range(0, n_eff, BN):
         cell = s0 + tl.arange(0, BN)
         cm = cell < n_eff
-        kt = tl.load(k + (cell.to(tl.int64) * HKV + hk)[:, None] * D + dd[None, :],
-                     mask=cm[:, None] & (dd < D)[None, :], other=0.0).to(OP)
+        ch = cell.to(tl.int64) * HKV + hk
+        if Q8:
+            kt = kvq8.load_rows(k, kd, ch, cm, D, DP // 32, OP)
+        else:
+            kt = tl.load(k + ch[:, None] * D + dd[None, :], mask=cm[:, None] & (dd < D)[None, :], other=0.0).to(OP)
         s = tl.dot(qv, tl.trans(kt), input_precision=PREC)  # (BM, BN) f32
         if SOFTCAP:
             s = cap * (2.0 / (1.0 + tl.exp(-2.0 * s / cap)) - 1.0)
@@ -54,8 +61,10 @@ def flash_prefill_kernel(q, k, v, q_pos, kv_pos, sinks, out, T, S, scale, cap, w
         p = tl.exp(s - m_new[:, None])
         alpha = tl.exp(m_i - m_new)
         l_i = l_i * alpha + tl.sum(p, axis=1)
-        vt = tl.load(v + (cell.to(tl.int64) * HKV + hk)[:, None] * DV + dv[None, :],
-                     mask=cm[:, None] & (dv < DV)[None, :], other=0.0).to(OP)
+        if Q8:
+            vt = kvq8.load_rows(v, vd, ch, cm, DV, DVP // 32, OP)
+        else:
+            vt = tl.load(v + ch[:, None] * DV + dv[None, :], mask=cm[:, None] & (dv < DV)[None, :], other=0.0).to(OP)
         acc = acc * alpha[:, None] + tl.dot(p.to(OP), vt, input_precision=PREC)
         m_i = m_new
     if HAS_SINK:
@@ -79,14 +88,16 @@ def tiles(d: int) -> tuple[int, int, int, int]:
 
 def prefill_attention(q, k, v, q_pos, kv_pos, scale: float, window: int, cap: float, sinks, out,
                       exact: bool = False) -> None:
-    """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32 cells; out (T, Hq, DV) f32.
-    exact: f32 dot operands in full precision (else f16 operands, as flash attention does)."""
+    """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32 cells (or `Q8Cells`, read dequantized);
+    out (T, Hq, DV) f32. exact: f32 dot operands in full precision (else f16 operands, as flash attention does)."""
     t, hq, d = q.shape
     s, hkv, dv = v.shape
+    q8 = isinstance(k, Q8Cells)
+    (k, kd), (v, vd) = ((k.q, k.d), (v.q, v.d)) if q8 else ((k, k), (v, v))
     bm, bn, warps, stages = tiles(max(d, dv))
     flash_prefill_kernel[(triton.cdiv(t, bm), hq)](
         q, k, v, q_pos, kv_pos, sinks if sinks is not None else q, out, t, s, scale, cap if cap else 1.0,
-        window, HQ=hq, HKV=hkv, D=d, DV=dv, DP=max(16, triton.next_power_of_2(d)),
+        window, kd, vd, HQ=hq, HKV=hkv, D=d, DV=dv, DP=max(16, triton.next_power_of_2(d)),
         DVP=max(16, triton.next_power_of_2(dv)), BM=bm, BN=bn, SOFTCAP=bool(cap), HAS_SINK=sinks is not None,
         OP=tl.float32 if exact else tl.float16, PREC="ieee" if exact else "tf32", num_warps=warps,
-        num_stages=1 if exact else stages)
+        Q8=q8, num_stages=1 if exact else stages)
