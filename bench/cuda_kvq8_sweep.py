@@ -17,7 +17,6 @@ import os
 from pathlib import Path
 
 import torch
-import triton
 from triton.testing import do_bench_cudagraph
 
 from zinc.backends.base import Q8Cells

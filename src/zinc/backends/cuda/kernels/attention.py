@@ -121,7 +121,7 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
                       BS: tl.constexpr, SOFTCAP: tl.constexpr, KV16: tl.constexpr, EXACT: tl.constexpr,
                       ROPE: tl.constexpr = False, NDIMS: tl.constexpr = 0, NEOX: tl.constexpr = False,
                       QNORM: tl.constexpr = False, KNORM: tl.constexpr = False, FROM_POS: tl.constexpr = False,
-                      ONE: tl.constexpr = False, Q8: tl.constexpr = False, KROWS: tl.constexpr = False):
+                      ONE: tl.constexpr = False, Q8: tl.constexpr = False):
     pid = tl.program_id(0)
     sp = tl.program_id(1)
     nrb = tl.cdiv(T * R, BM)
@@ -183,10 +183,7 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
         cm = cell < end
         c64 = cell.to(tl.int64) * HKV + hk
         if Q8:
-            if KROWS:
-                kt = tl.trans(kvq8.load_rows(k, kd, c64, cm, D, DP // 32, tl.float16))
-            else:
-                kt = kvq8.load_cols(k, kd, c64, cm, D, DP // 32, tl.float16)
+            kt = kvq8.load_cols(k, kd, c64, cm, D, DP // 32, tl.float16)
             vt = kvq8.load_rows(v, vd, c64, cm, DV, DVP // 32, tl.float16)
         else:
             kt = tl.load(k + c64[None, :] * D + dd[:, None], mask=cm[None, :] & (dd < D)[:, None], other=0.0)

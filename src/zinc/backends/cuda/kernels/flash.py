@@ -11,6 +11,7 @@ captured prefill graph stays right at every position (as the decode kernels in a
 
 from __future__ import annotations
 
+import torch
 import triton
 import triton.language as tl
 
@@ -45,11 +46,12 @@ def flash_prefill_kernel(q, k, v, q_pos, kv_pos, sinks, out, T, S, scale, cap, w
         cell = s0 + tl.arange(0, BN)
         cm = cell < n_eff
         ch = cell.to(tl.int64) * HKV + hk
-        if Q8:
-            kt = kvq8.load_rows(k, kd, ch, cm, D, DP // 32, OP)
+        if Q8:  # K^T read as (DP, BN) tiles: a (BN, DP) q8_0 tile transposed gave wrong scores on the H200 (Triton 3.6)
+            kt = kvq8.load_cols(k, kd, ch, cm, D, DP // 32, OP)
         else:
-            kt = tl.load(k + ch[:, None] * D + dd[None, :], mask=cm[:, None] & (dd < D)[None, :], other=0.0).to(OP)
-        s = tl.dot(qv, tl.trans(kt), input_precision=PREC)  # (BM, BN) f32
+            kt = tl.trans(tl.load(k + ch[:, None] * D + dd[None, :], mask=cm[:, None] & (dd < D)[None, :],
+                                  other=0.0).to(OP))
+        s = tl.dot(qv, kt, input_precision=PREC)  # (BM, BN) f32
         if SOFTCAP:
             s = cap * (2.0 / (1.0 + tl.exp(-2.0 * s / cap)) - 1.0)
         s = s * scale
@@ -86,6 +88,11 @@ def tiles(d: int) -> tuple[int, int, int, int]:
     return 32, 32, 4, 1
 
 
+def dequantize(c: Q8Cells):
+    """q8_0 cells as an f16 tensor (the values kvq8.load_rows gives)."""
+    return c.q.to(torch.float16) * c.d.repeat_interleave(32, dim=-1)
+
+
 def prefill_attention(q, k, v, q_pos, kv_pos, scale: float, window: int, cap: float, sinks, out,
                       exact: bool = False) -> None:
     """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32 cells (or `Q8Cells`, read dequantized);
@@ -93,6 +100,9 @@ def prefill_attention(q, k, v, q_pos, kv_pos, scale: float, window: int, cap: fl
     t, hq, d = q.shape
     s, hkv, dv = v.shape
     q8 = isinstance(k, Q8Cells)
+    if q8 and dv == 32 and d > 32:  # the H200 (Triton 3.6) gave wrong values or read out of bounds for q8_0 cells of
+        # these widths (64 x 32 and 128 x 32: bench/cuda_flash_q8_probe.py; no family has them): f16 copies of the cells
+        k, v, q8 = dequantize(k), dequantize(v), False
     (k, kd), (v, vd) = ((k.q, k.d), (v.q, v.d)) if q8 else ((k, k), (v, v))
     bm, bn, warps, stages = tiles(max(d, dv))
     flash_prefill_kernel[(triton.cdiv(t, bm), hq)](

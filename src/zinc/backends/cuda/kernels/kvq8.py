@@ -45,7 +45,13 @@ def _dequant(qv, dv, OUT: tl.constexpr):
 @triton.jit
 def load_rows(qp, dp, ch, cm, D: tl.constexpr, NBP: tl.constexpr, OUT: tl.constexpr):
     """Dequantized values (q * d, as OUT: f16 or f32) of the head rows ch (BS,) where cm: (BS, NBP * 32), each
-    row's NBP blocks loaded as (BS, NBP, 32) values beside (BS, NBP, 1) scales (whole vectors, no gather)."""
+    row's NBP blocks loaded as (BS, NBP, 32) values beside (BS, NBP, 1) scales (whole vectors, no gather). One
+    block a row is loaded as (BS, 32) (the (BS, 1, 32) form gave wrong values, or read out of bounds, in the prefill
+    kernel on the H200 with Triton 3.6)."""
+    if NBP == 1:
+        qv = tl.load(qp + ch[:, None] * D + tl.arange(0, 32)[None, :], mask=cm[:, None], other=0)
+        dv = tl.load(dp + ch[:, None] * (D // 32), mask=cm[:, None], other=0.0)
+        return _dequant(qv, dv, OUT)
     b = tl.arange(0, NBP)[None, :, None]
     m = cm[:, None, None] & (b < D // 32)
     qv = tl.load(qp + ch[:, None, None] * D + b * 32 + tl.arange(0, 32)[None, None, :], mask=m, other=0)
@@ -56,6 +62,10 @@ def load_rows(qp, dp, ch, cm, D: tl.constexpr, NBP: tl.constexpr, OUT: tl.conste
 @triton.jit
 def load_cols(qp, dp, ch, cm, D: tl.constexpr, NBP: tl.constexpr, OUT: tl.constexpr):
     """`load_rows` transposed: (NBP * 32, BS), from (NBP, 32, BS) values and (NBP, 1, BS) scales."""
+    if NBP == 1:
+        qv = tl.load(qp + ch[None, :] * D + tl.arange(0, 32)[:, None], mask=cm[None, :], other=0)
+        dv = tl.load(dp + ch[None, :] * (D // 32), mask=cm[None, :], other=0.0)
+        return _dequant(qv, dv, OUT)
     b = tl.arange(0, NBP)[:, None, None]
     m = cm[None, None, :] & (b < D // 32)
     qv = tl.load(qp + ch[None, None, :] * D + b * 32 + tl.arange(0, 32)[None, :, None], mask=m, other=0)
