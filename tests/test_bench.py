@@ -129,3 +129,14 @@ def test_greedy_is_forward_then_argmax(tiny):
             m.greedy(want[-1], got_cache, 64)
     finally:
         m.close()
+
+
+def test_bench_kv_type(tiny, tmp_path):
+    """--kv-type reaches the backend: the JSON names the cells' type, and the check still passes on q8_0 cells."""
+    r = zinc("bench", "-m", str(tiny), "--backend", "cpu", "--kv-type", "q8_0", "-p", "8", "-n", "4", "-r", "1",
+             "--json", home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert res["kv_type"] == "q8_0" and res["verify"]["ok"], res["verify"]
+    bad = zinc("bench", "-m", str(tiny), "--kv-type", "q4_0", home=tmp_path)
+    assert bad.returncode == 2 and "--kv-type" in bad.stderr and "q4_0" in bad.stderr
