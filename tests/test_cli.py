@@ -84,8 +84,11 @@ def test_check_json(models, tmp_path):
     assert mem["n_ctx"] == 4096 and mem["weights"] == m["weights_bytes"]
     # the KV cache from the GGUF's attention shape: layers × kv heads × (key + value) × ctx × f16
     per_token = sum(h * (m["key_length"] + m["value_length"]) for h in m["head_count_kv"])
-    assert per_token > 0 and mem["kv_cache"] == per_token * 4096 * 2
+    assert per_token > 0 and mem["kv_cache"] == per_token * 4096 * 2 and mem["kv_type"] == "f16"
     assert mem["total"] == mem["weights"] + mem["kv_cache"] + mem["overhead"]
+    q8 = json.loads(zinc("--check", "-m", str(models["good"]), "--json", "-c", "8192", "--kv-type", "q8_0",
+                         home=tmp_path).stdout)["memory"]
+    assert q8["kv_type"] == "q8_0" and q8["kv_cache"] == per_token * 8192 * 34 // 32  # 32 int8 + an f16 scale
 
 
 def test_check_corrupt_file(models, tmp_path):

@@ -45,7 +45,7 @@ FILE_TYPES = {0: "F32", 1: "F16", 2: "Q4_0", 3: "Q4_1", 7: "Q8_0", 8: "Q5_0", 9:
               17: "Q5_K_M", 18: "Q6_K", 19: "IQ2_XXS", 20: "IQ2_XS", 21: "Q2_K_S", 22: "IQ3_XS",
               23: "IQ3_XXS", 24: "IQ1_S", 25: "IQ4_NL", 26: "IQ3_S", 27: "IQ3_M", 28: "IQ2_S", 29: "IQ2_M",
               30: "IQ4_XS", 31: "IQ1_M", 32: "BF16", 36: "TQ1_0", 37: "TQ2_0", 38: "MXFP4_MOE"}
-KV_BYTES = 2  # f16 K and V cache entries
+KV_BYTES = {"f32": 4.0, "f16": 2.0, "q8_0": 34 / 32}  # bytes a K or V value by cell type (q8_0: 32 int8 + f16)
 WARN_FRACTION = 0.85  # memory use above this share of the device's memory is a warning
 GIB = 2**30
 
@@ -172,10 +172,10 @@ def model_info(path: Path) -> dict[str, Any]:
         }
 
 
-def kv_cache_bytes(info: dict[str, Any], n_ctx: int) -> int:
-    """K and V for every attention layer at n_ctx positions (f16): an upper bound (no window)."""
+def kv_cache_bytes(info: dict[str, Any], n_ctx: int, kv_type: str = "f16") -> int:
+    """K and V for every attention layer at n_ctx positions in cells of kv_type: an upper bound (no window)."""
     per_token = sum(h * (info["key_length"] + info["value_length"]) for h in info["head_count_kv"])
-    return per_token * n_ctx * KV_BYTES
+    return int(per_token * n_ctx * KV_BYTES[kv_type])
 
 
 # -- zinc --check --------------------------------------------------------------------------------
@@ -228,10 +228,12 @@ def _check_model(path: Path, opts: RuntimeOptions, backend: dict, report: dict) 
     if info["context_length"] and n_ctx > info["context_length"]:
         report["warnings"].append(f"context {n_ctx} is longer than the model's trained context "
                                   f"{info['context_length']}")
-    weights, kv = info["weights_bytes"], kv_cache_bytes(info, n_ctx)
+    kv_type = opts.kv_type or "f16"
+    weights, kv = info["weights_bytes"], kv_cache_bytes(info, n_ctx, kv_type)
     overhead = 256 * 2**20 + weights // 20  # activations, logits, scratch: a rough margin
     need, have = weights + kv + overhead, device_memory(backend)
     report["memory"] = {"backend": backend["name"], "n_ctx": n_ctx, "weights": weights, "kv_cache": kv,
+                        "kv_type": kv_type,
                         "overhead": overhead, "total": need, "device_memory": have}
     where = f"{backend['name']} ({backend['devices'][0]['name']})" if backend["devices"] else backend["name"]
     if have is None:
@@ -282,7 +284,7 @@ def _print_model(info: dict[str, Any], mem: dict[str, Any] | None) -> None:
     if mem:
         print(f"Memory (backend {mem['backend']}, context {mem['n_ctx']})")
         print(f"  weights       {_gib(mem['weights'])}")
-        print(f"  KV cache      {_gib(mem['kv_cache'])} (f16, every attention layer at full context)")
+        print(f"  KV cache      {_gib(mem['kv_cache'])} ({mem['kv_type']}, every attention layer at full context)")
         print(f"  overhead      {_gib(mem['overhead'])} (estimate)")
         print(f"  total         {_gib(mem['total'])} of {_gib(mem['device_memory'])} available")
 
@@ -751,6 +753,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--model-id", metavar="ID", help="catalog model for --check")
     ap.add_argument("--json", dest="check_json", action="store_true", help="--check output as JSON")
     ap.add_argument("-c", "--ctx-size", type=int, metavar="N", help="context length for the memory estimate")
+    ap.add_argument("--kv-type", choices=KV_TYPES, help="KV cache cell type for the memory estimate (default f16)")
     ap.add_argument("--backend", choices=BACKENDS, help="backend for --check (default auto)")
     _common(ap)
     sub = ap.add_subparsers(dest="cmd", metavar="{inspect,model,run,serve,chat,bench}")
