@@ -7,9 +7,10 @@ softcap, the causal / window mask from the positions stored in the cells (-1 = e
 softmax and P.V with `tl.dot`; it writes its running max, sum and un-normalised output. Pass 2
 (`attn_combine_kernel`, grid (T * Hq,)) merges the splits (and the attention sink, when given).
 
-Operands: an f16 cache is read as f16 and f32 accumulated (a q8_0 one, `kvq8`, as its values dequantized to f16); with EXACT the f32 rows of Q and of P are
-each split into two f16 halves (hi + lo), so the products are as accurate as f32 math (the cache
-holds f16 values exactly) for twice the (idle) tensor-core work. An f32 cache takes f32 dots.
+Operands: an f16 cache is read as f16 and f32 accumulated (a q8_0 one, `kvq8`, as its values dequantized
+to f16); with EXACT the f32 rows of Q and of P are each split into two f16 halves (hi + lo), so the
+products are as accurate as f32 math (the cache holds f16 values exactly) for twice the (idle)
+tensor-core work. An f32 cache takes f32 dots.
 The readable extent is min(n_kv, S, q_pos[T-1] + 1), computed on the device, so a captured graph
 stays right as the sequence grows.
 

@@ -1,8 +1,9 @@
 """Prefill attention (many query rows against the KV cache): one flash-attention pass on tensor cores.
 
 Grid (query blocks of BM rows, query heads). Each program streams the cells of its KV head (f16, f32, or
-q8_0 dequantized as read: `kvq8`) in blocks of BN: scores q.k on tensor cores (f16 operands, f32 accumulation; f32 operands when exact), optional softcap, the
-causal / window mask from the positions stored in the cells (-1 = empty), an online softmax, and
+q8_0 dequantized as read: `kvq8`) in blocks of BN: scores q.k on tensor cores (f16 operands, f32
+accumulation; f32 operands when exact), optional softcap, the causal / window mask from the positions
+stored in the cells (-1 = empty), an online softmax, and
 P.V on tensor cores; an attention sink joins the denominator at the end. The cells read are
 0 .. min(S, last position of the block + 1): a cell index equals its position until a ring cache
 wraps, and after that every cell is read. The extent comes from `q_pos` on the device, so a

@@ -45,9 +45,8 @@ def _dequant(qv, dv, OUT: tl.constexpr):
 @triton.jit
 def load_rows(qp, dp, ch, cm, D: tl.constexpr, NBP: tl.constexpr, OUT: tl.constexpr):
     """Dequantized values (q * d, as OUT: f16 or f32) of the head rows ch (BS,) where cm: (BS, NBP * 32), each
-    row's NBP blocks loaded as (BS, NBP, 32) values beside (BS, NBP, 1) scales (whole vectors, no gather). One
-    block a row is loaded as (BS, 32) (the (BS, 1, 32) form gave wrong values, or read out of bounds, in the prefill
-    kernel on the H200 with Triton 3.6)."""
+    row's NBP blocks loaded as (BS, NBP, 32) values beside (BS, NBP, 1) scales (whole vectors, no gather); one
+    block a row as (BS, 32) beside (BS, 1)."""
     if NBP == 1:
         qv = tl.load(qp + ch[:, None] * D + tl.arange(0, 32)[None, :], mask=cm[:, None], other=0)
         dv = tl.load(dp + ch[:, None] * (D // 32), mask=cm[:, None], other=0.0)
