@@ -196,3 +196,11 @@ def test_cuda_rope_kv_write_into_q8_cells(ops, ref, fused):
         assert np.abs(_dequant(g) - _dequant(wc)).max() <= 1.01 * np.repeat(wc.d.astype(F), 32, axis=-1).max()
         assert np.mean(g.q == wc.q) > 0.99
     np.testing.assert_array_equal(ops.to_numpy(got[2]), want[2])
+
+
+def test_vulkan_refuses_q8_0_cells_by_name():
+    pytest.importorskip("wgpu")
+    from zinc.backends.vulkan import VulkanOps
+
+    with pytest.raises(BackendUnavailableError, match="vulkan backend stores KV cells as f32 or f16, not 'q8_0'"):
+        VulkanOps(kv_dtype="q8_0")  # refused before any adapter is looked for
