@@ -98,14 +98,15 @@ def counts(fn, sig: dict, const: dict, warps: int = 4, stages: int = 3) -> dict:
     out = {x: c[x] for x in COUNT}
     out["LDS.S8/U8"] = sum(1 for o in ops if o.startswith(("LDS.S8", "LDS.U8")))
     out["regs"] = int(re.search(r"REG:(\d+)", res).group(1))
+    out["stack"] = int(re.search(r"STACK:(\d+)", res).group(1))
     return out
 
 
 def split_kernel(q8: bool) -> dict:
     from zinc.backends.cuda.kernels import attention as ka
 
-    names = ("q k v q_pos kv_pos m_out l_out o_out T S n_kv scale cap window NSPLIT qw knew kw vnew rc slots eps mscale "
-             "kd vd").split()
+    names = ("q k v q_pos kv_pos m_out l_out o_out T S n_kv scale cap window NSPLIT qw knew kw vnew rc slots eps "
+             "mscale kd vd").split()
     kv = "*i8" if q8 else "*fp16"
     types = ["*fp32", kv, kv, "*i32", "*i32", "*fp32", "*fp32", "*fp32", "i32", "i32", "i32", "fp32", "fp32", "i32",
              "i32", "*fp32", "*fp32", "*fp32", "*fp32", "*fp32", "*i32", "fp32", "fp32", "*fp16", "*fp16"]

@@ -1,0 +1,267 @@
+"""A prototype of the next q8_0 decode split kernel, to check and time against the backend's (not used by it yet).
+
+What `bench/cuda_kvq8_sass.py` found, built as a standalone kernel for one query row (no rope, no sinks):
+- K cells as the backend keeps them, (cell, head, dim): one dot per 32-value block on its own int8 tile, the
+  block's scale on the partial scores, so the int8 tile stays in the dot operand layout;
+- V cells stored by dim, (head, dim, cell): the int8 tile of a block is K-contiguous for P @ V (no byte loads),
+  one dot per block into its own accumulator (a tuple), P times the block's scales;
+- int8 -> f16 exactly, through the conversion unit or (ASM) by byte permutes (`--asm`).
+The split's max, sum and un-normalised output go to the backend's combine kernel.
+
+    python bench/cuda_kvq8_next.py --small      # Triton's interpreter, tiny shapes, against NumPy (no GPU)
+    python bench/cuda_kvq8_next.py --sass       # offline sm_90 instruction counts (no GPU)
+    python bench/cuda_kvq8_next.py [--out DIR]  # GPU: check, then time against the backend's f16 / q8_0 kernels
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+if "--small" in sys.argv:
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+
+NEG = tl.constexpr(-1.0e30)
+
+
+@triton.jit
+def _f16(x, ASM: tl.constexpr):
+    """int8 -> f16 exactly; with ASM without the conversion unit (x + 128 under the exponent of 1024, less 1152)."""
+    if ASM:
+        return tl.inline_asm_elementwise(
+            "{ .reg .b32 t, c; xor.b32 t, $2, 0x80808080; mov.b32 c, 0x64806480; "
+            "prmt.b32 $0, t, 0x64646464, 0x5140; prmt.b32 $1, t, 0x64646464, 0x7362; "
+            "sub.f16x2 $0, $0, c; sub.f16x2 $1, $1, c; }",
+            "=r,=r,r", [x], dtype=tl.float16, is_pure=True, pack=4)
+    return x.to(tl.float16)
+
+
+@triton.jit
+def split_v2(q, kq, kd, vq, vd, kv_pos, m_out, l_out, o_out, S, n_kv, scale, NSPLIT, R: tl.constexpr,
+             D: tl.constexpr, DV: tl.constexpr, HKV: tl.constexpr, BM: tl.constexpr, BS: tl.constexpr,
+             ASM: tl.constexpr):
+    """grid (HKV, NSPLIT): the R query heads of KV head hk (one token at position n_kv - 1) over one range of cells."""
+    hk = tl.program_id(0)
+    sp = tl.program_id(1)
+    NB: tl.constexpr = D // 32
+    NBV: tl.constexpr = DV // 32
+    r = tl.arange(0, BM)
+    rm = r < R
+    head = hk * R + r
+    i32 = tl.arange(0, 32)
+    chunk = tl.cdiv(tl.cdiv(n_kv, NSPLIT), BS) * BS
+    start = sp * chunk
+    end = tl.minimum(start + chunk, n_kv)
+    qh = ()
+    ql = ()
+    for b in tl.static_range(NB):  # the query rows' blocks as (hi, lo) f16 halves: f32 products on tensor cores
+        x = tl.load(q + head[:, None] * D + b * 32 + i32[None, :], mask=rm[:, None], other=0.0)
+        h = x.to(tl.float16)
+        qh = qh + (h,)
+        ql = ql + ((x - h.to(tl.float32)).to(tl.float16),)
+    accs = ()
+    for b in tl.static_range(NBV):
+        accs = accs + (tl.zeros([BM, 32], tl.float32),)
+    m_i = tl.full([BM], NEG, tl.float32)
+    l_i = tl.zeros([BM], tl.float32)
+    for s0 in range(start, end, BS):
+        cell = s0 + tl.arange(0, BS)
+        cm = cell < end
+        ch = cell.to(tl.int64) * HKV + hk
+        s = tl.zeros([BM, BS], tl.float32)
+        for b in tl.static_range(NB):
+            kt = _f16(tl.load(kq + ch[None, :] * D + b * 32 + i32[:, None], mask=cm[None, :], other=0), ASM)
+            sb = tl.dot(ql[b], kt, tl.dot(qh[b], kt))
+            s += sb * tl.load(kd + ch * NB + b, mask=cm, other=0.0).to(tl.float32)[None, :]
+        kp = tl.load(kv_pos + cell, mask=cm, other=-1)
+        s = tl.where((kp >= 0)[None, :], s * scale, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        new = ()
+        for b in tl.static_range(NBV):
+            row = (hk * DV + b * 32 + i32).to(tl.int64) * S  # V by dim: (head, dim, cell)
+            vt = _f16(tl.load(vq + row[None, :] + cell[:, None], mask=cm[:, None], other=0), ASM)
+            pb = p * tl.load(vd + (hk * NBV + b) * S + cell, mask=cm, other=0.0).to(tl.float32)[None, :]
+            ph = pb.to(tl.float16)
+            a = tl.dot(ph, vt, accs[b] * alpha[:, None])
+            new = new + (tl.dot((pb - ph.to(tl.float32)).to(tl.float16), vt, a),)
+        accs = new
+        m_i = m_new
+    orow = head * NSPLIT + sp
+    tl.store(m_out + orow, m_i, mask=rm)
+    tl.store(l_out + orow, l_i, mask=rm)
+    for b in tl.static_range(NBV):
+        tl.store(o_out + orow[:, None] * DV + b * 32 + i32[None, :], accs[b], mask=rm[:, None])
+
+
+def quantize(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(..., D) f32 -> int8 values and f16 scales of ggml q8_0 blocks (`zinc.gguf.quants.q8_blocks`)."""
+    from zinc.gguf.quants import q8_blocks
+
+    d, qv = q8_blocks(x.reshape(-1, 32))
+    return qv.reshape(x.shape), d.astype(np.float16).reshape(*x.shape[:-1], -1)
+
+
+def run_v2(q, kq, kd, vq_t, vd_t, kv_pos, n_kv, scale, nsplit, bs, warps, stages, asm, dev):
+    """q (1, Hq, D); K cells (S, Hkv, D) + scales; V by dim (Hkv, DV, S) + (Hkv, DV / 32, S) -> (1, Hq, DV)."""
+    from zinc.backends.cuda.kernels.attention import attn_combine_kernel
+
+    hq, d = q.shape[1:]
+    hkv, dv, s = vq_t.shape
+    m = torch.empty(hq * nsplit, device=dev)
+    l_ = torch.empty(hq * nsplit, device=dev)
+    o = torch.empty(hq * nsplit, dv, device=dev)
+    out = torch.empty(1, hq, dv, device=dev)
+    split_v2[(hkv, nsplit)](q, kq, kd, vq_t, vd_t, kv_pos, m, l_, o, s, n_kv, scale, nsplit, R=hq // hkv, D=d, DV=dv,
+                            HKV=hkv, BM=max(16, triton.next_power_of_2(hq // hkv)), BS=bs, ASM=asm, num_warps=warps,
+                            num_stages=stages)
+    nsp = max(2, triton.next_power_of_2(nsplit))
+    dvp = triton.next_power_of_2(dv)
+    attn_combine_kernel[(hq,)](m, l_, o, m, out, m, m, m, hq, NSPLIT=nsplit, NSP=nsp, DV=dv, DVP=dvp, HAS_SINK=False,
+                               CH=min(nsp, max(2, 4096 // dvp)), QUANT=False, NBQ=1,
+                               num_warps=4 if nsp * dvp >= 4096 else 1)
+    return out
+
+
+def case(rng, S, hkv, d, dv, n_kv, dev):
+    """Random q8_0 cells (holes included) in both orders, their dequantized f32 values, and one query."""
+    k = (3 * rng.standard_normal((S, hkv, d))).astype(np.float32)
+    v = rng.standard_normal((S, hkv, dv)).astype(np.float32)
+    kq, kd = quantize(k)
+    vq, vd = quantize(v)
+    pos = np.full(S, -1, np.int32)
+    pos[:n_kv] = np.arange(n_kv)
+    pos[rng.choice(n_kv, 3, replace=False)] = -1
+    kf = kq.astype(np.float32) * np.repeat(kd.astype(np.float32), 32, -1)
+    vf = vq.astype(np.float32) * np.repeat(vd.astype(np.float32), 32, -1)
+    t = lambda a: torch.from_numpy(np.ascontiguousarray(a)).to(dev)  # noqa: E731
+    dev_args = (t(kq), t(kd), t(vq.transpose(1, 2, 0)), t(vd.transpose(1, 2, 0)), t(pos))
+    return dev_args, kf, vf, pos
+
+
+def reference(q, kf, vf, pos, n_kv, scale):
+    hq, d = q.shape[1:]
+    hkv = kf.shape[1]
+    r = hq // hkv
+    s = np.einsum("hrd,shd->hrs", q[0].reshape(hkv, r, d).astype(np.float64), kf[:n_kv].astype(np.float64)) * scale
+    s = np.where(pos[:n_kv] >= 0, s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    return np.einsum("hrs,shd->hrd", p, vf[:n_kv].astype(np.float64)).reshape(1, hq, -1)
+
+
+def small() -> None:
+    from triton.runtime import interpreter as interp  # loop bounds from tensors (as tests/conftest.py patches)
+
+    patch = interp._patch_lang_tensor
+
+    def patched(tensor):
+        patch(tensor)
+        tensor.__index__ = lambda self: int(np.asarray(self.handle.data).reshape(-1)[0])
+
+    interp._patch_lang_tensor = patched
+    rng = np.random.default_rng(0)
+    for S, hq, hkv, d, dv, n_kv, ns, bs in [(53, 6, 2, 64, 32, 41, 3, 16), (40, 8, 2, 32, 64, 40, 2, 16),
+                                            (70, 4, 4, 96, 96, 66, 5, 32)]:
+        args, kf, vf, pos = case(rng, S, hkv, d, dv, n_kv, "cpu")
+        q = rng.standard_normal((1, hq, d)).astype(np.float32)
+        got = run_v2(torch.from_numpy(q), *args[:4], args[4], n_kv, 0.3, ns, bs, 4, 1, False, "cpu").numpy()
+        want = reference(q, kf, vf, pos, n_kv, 0.3)
+        err = np.abs(got - want).max() / np.abs(want).max()
+        print(f"S={S} Hq={hq} Hkv={hkv} D={d} DV={dv}: max error {err:.1e} of the largest output", flush=True)
+        assert err < 1e-4
+
+
+def gpu(out_dir: Path) -> None:
+    from triton.testing import do_bench_cudagraph
+
+    from zinc.backends.base import Q8Cells
+    from zinc.backends.cuda.kernels import attention as kattn
+
+    dev, hq, hkv, d, layers = "cuda", 32, 8, 128, 36
+    rows = []
+    for cells in (4096, 16384):
+        rng = np.random.default_rng(cells)
+        n = cells - 1
+        args, kf, vf, pos_np = case(rng, cells, hkv, d, d, n, dev)
+        q = rng.standard_normal((1, hq, d)).astype(np.float32)
+        qt = torch.from_numpy(q).to(dev)
+        want = reference(q, kf, vf, pos_np, n, d ** -0.5)
+        vq, vd = (torch.from_numpy(x).to(dev) for x in quantize(vf))  # V in the backend's (cell, head, dim) order
+        kf16, vf16 = torch.from_numpy(kf).half().to(dev), torch.from_numpy(vf).half().to(dev)
+        pos = args[4]
+        # distinct copies a layer (more bytes than the L2), the same values
+        v2 = [tuple(x.clone() for x in args[:4]) for _ in range(layers)]
+        f16 = [(kf16.clone(), vf16.clone()) for _ in range(layers)]
+        q8 = [(Q8Cells(a[0], a[1]), Q8Cells(vq.clone(), vd.clone())) for a in v2]
+        q_pos = torch.tensor([n - 1], device=dev, dtype=torch.int32)
+
+        def backend(kv_list, ns, bs, st):
+            out = torch.empty(1, hq, d, device=dev)
+            scratch = (torch.empty(hq * ns, device=dev), torch.empty(hq * ns, device=dev),
+                       torch.empty(hq * ns, d, device=dev))
+
+            def fn():
+                for k, v in kv_list:
+                    kattn.decode_attention(qt, k, v, q_pos, pos, cells, d ** -0.5, 0, 0.0, None, scratch, out,
+                                           nsplit=ns, bs=bs, stages=st)
+                return out
+            return fn
+
+        def proto(ns, bs, wp, st, asm):
+            def fn():
+                return [run_v2(qt, *a, pos, n, d ** -0.5, ns, bs, wp, st, asm, dev) for a in v2][0]
+            return fn
+
+        variants = [("backend f16", backend(f16, 32, 64, 3)), ("backend q8_0", backend(q8, 32, 128, 2))]
+        variants += [(f"v2 ns={c[0]} bs={c[1]} w={c[2]} st={c[3]} asm={c[4]}", proto(*c))
+                     for c in [(32, 64, 4, 2, False), (32, 64, 4, 3, True), (32, 128, 4, 2, True), (64, 64, 4, 3, True),
+                               (32, 64, 8, 3, True)]]
+        for name, fn in variants:
+            try:
+                got = fn()
+                torch.cuda.synchronize()
+                err = float(np.abs(got.cpu().numpy() - want).max())
+                us = do_bench_cudagraph(fn) * 1e3 / layers
+            except Exception as e:  # noqa: BLE001 - a variant that fails is reported, the others still run
+                print(f"{cells:6d} {name}: {type(e).__name__}: {e}"[:200], flush=True)
+                continue
+            nbytes = n * hkv * 2 * (d * 2 if "f16" in name else d + d // 16)
+            rows.append({"cells": cells, "variant": name, "us": us, "tb_s": nbytes / us / 1e6, "max_err": err})
+            print(f"{cells:6d} {name:40} {us:7.2f} us {nbytes / us / 1e6:5.2f} TB/s err {err:.1e}", flush=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    res = {"device": torch.cuda.get_device_name(), "rows": rows}
+    (out_dir / "kvq8-next.json").write_text(json.dumps(res, indent=1))
+
+
+def sass() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from cuda_kvq8_sass import COUNT, counts
+
+    sig = dict(q="*fp32", kq="*i8", kd="*fp16", vq="*i8", vd="*fp16", kv_pos="*i32", m_out="*fp32", l_out="*fp32",
+               o_out="*fp32", S="i32", n_kv="i32", scale="fp32", NSPLIT="i32")
+    cols = COUNT + ["LDS.S8/U8", "regs", "stack"]
+    print(f"{'v2 split kernel':36}" + "".join(f"{c:>10}" for c in cols))
+    for bs, st, asm in [(64, 2, False), (64, 3, True), (128, 2, True)]:
+        c = counts(split_v2, sig, dict(R=4, D=128, DV=128, HKV=8, BM=16, BS=bs, ASM=asm), stages=st)
+        print(f"{f'bs={bs} stages={st} asm={asm}':36}" + "".join(f"{c[x]:>10}" for x in cols))
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--small", action="store_true")
+    ap.add_argument("--sass", action="store_true")
+    ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")))
+    a = ap.parse_args()
+    small() if a.small else sass() if a.sass else gpu(a.out)
