@@ -14,6 +14,7 @@ BACKENDS = ("auto", "cpu", "cuda", "vulkan")
 DEFAULT_ENDPOINT = "https://huggingface.co"
 DEFAULT_N_CTX = 4096
 KV_TYPES = ("f32", "f16", "q8_0")  # KV cache cell types (a backend stores those of its `kv_types`)
+KV_BYTES = {"f32": 4.0, "f16": 2.0, "q8_0": 34 / 32}  # bytes a K or V value by cell type (q8_0: 32 int8 + f16)
 
 
 def default_home() -> Path:

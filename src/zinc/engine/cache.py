@@ -29,6 +29,7 @@ import numpy as np
 
 from zinc.backends.base import Ops
 from zinc.errors import ZincError
+from zinc.options import KV_BYTES
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,7 @@ class KVCache:
 
     @property
     def nbytes(self) -> int:
-        item = {"f16": 2.0, "q8_0": 34 / 32}.get(self.dtype, 4.0)  # bytes a value (q8_0: 32 int8 + an f16 scale)
+        item = KV_BYTES[self.dtype]
         kv = sum(int(lk.size * lk.spec.n_head_kv * (lk.spec.head_dim_k + lk.spec.head_dim_v) * item)
                  for lk in self.kv_layers)
         return kv + sum(ls.nbytes for ls in self.recurrent_layers)
