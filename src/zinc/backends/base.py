@@ -235,11 +235,15 @@ class BaseOps:
     kv_dtype = "f32"  # the KV cache cells' type when the caller does not choose one
     kv_types: tuple[str, ...] = ("f32", "f16")
 
-    def kv_cells(self, shape, dtype):
-        """Zeroed KV cells (S, H, D): an array of dtype "f32" / "f16", or `Q8Cells` for "q8_0" (D a multiple of 32)."""
+    def check_kv_type(self, dtype: str) -> None:
+        """BackendUnavailableError naming dtype unless the backend stores KV cells of it."""
         if dtype not in self.kv_types:
             raise BackendUnavailableError(f"the {self.name} backend stores KV cells as {' or '.join(self.kv_types)}, "
                                           f"not {dtype!r}")
+
+    def kv_cells(self, shape, dtype):
+        """Zeroed KV cells (S, H, D): an array of dtype "f32" / "f16", or `Q8Cells` for "q8_0" (D a multiple of 32)."""
+        self.check_kv_type(dtype)
         if dtype != "q8_0":
             return self.zeros(shape, dtype)
         if shape[-1] % 32:

@@ -268,7 +268,6 @@ def fold_shared_experts(ops: Ops, gguf: Any, present: list[TensorSpec]) -> list[
             and all(foldable(f"{layer}ffn_{m}_exps", f"{layer}ffn_{m}_shexp") for m in ("gate", "up", "down"))]
 
 
-
 def global_tensors(cfg: Config, tied_ok: bool = True) -> list[TensorSpec]:
     D, V = cfg.n_embd, cfg.n_vocab
     return [TensorSpec("token_embd.weight", (V, D), "embed"),

@@ -233,9 +233,8 @@ class CpuOps(BaseOps):
         for cells, x in ((cache_k, k), (cache_v, v)):
             if isinstance(cells, Q8Cells):  # q8_0 blocks of 32 values along each head
                 d, q = q8_blocks(np.asarray(x, F32).reshape(-1, 32))
-                n = len(np.atleast_1d(slots))
-                cells.q[slots] = q.reshape(n, *cells.q.shape[1:])
-                cells.d[slots] = d.astype(np.float16).reshape(n, *cells.d.shape[1:])
+                cells.q[slots] = q.reshape(-1, *cells.q.shape[1:])
+                cells.d[slots] = d.astype(np.float16).reshape(-1, *cells.d.shape[1:])
             else:
                 cells[slots] = x
         cache_pos[slots] = pos

@@ -133,9 +133,7 @@ class VulkanOps(MatvecOps, BaseOps):
         device_options go to `Device` (subgroups, submit_every, raw)."""
         if gelu not in ("table", "exact"):
             raise ValueError(f"gelu must be 'table' or 'exact', got {gelu!r}")
-        if kv_dtype not in self.kv_types:
-            raise BackendUnavailableError(f"the vulkan backend stores KV cells as {' or '.join(self.kv_types)}, "
-                                          f"not {kv_dtype!r}")
+        self.check_kv_type(kv_dtype)
         self.kv_dtype = kv_dtype
         self.dev = Device(allow_cpu_adapter=allow_cpu_adapter, **device_options)
         self.device_name = str(self.dev.info.get("device") or "Vulkan adapter")

@@ -267,7 +267,7 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
     r = hq // hkv
     m, l, o = scratch
     q8c = isinstance(k, Q8Cells)  # q8_0 cells: dequantized to f16 operands as they are read
-    (k, kd), (v, vd) = ((k.q, k.d), (v.q, v.d)) if q8c else ((k, k), (v, v))
+    (k, kd), (v, vd) = kvq8.planes(k), kvq8.planes(v)
     bm, bs, stages, warps = tiles(t * r, d, dv, bs, stages, warps, 2 if q8c else k.element_size())
     dp, dvp = max(16, triton.next_power_of_2(d)), max(16, triton.next_power_of_2(dv))
     if rope is not None:

@@ -193,7 +193,7 @@ def kv_write(k, v, pos, slots, ck, cv, cpos, from_pos: bool) -> None:
     t = k.shape[0]
     nk, nv = k[0].numel(), v[0].numel()
     q8 = isinstance(ck, Q8Cells)
-    (ck, ckd), (cv, cvd) = ((ck.q, ck.d), (cv.q, cv.d)) if q8 else ((ck, ck), (cv, cv))
+    (ck, ckd), (cv, cvd) = kvq8.planes(ck), kvq8.planes(cv)
     kv_write_kernel[(t,)](k, v, pos, slots if slots is not None else pos, ck, cv, cpos, ckd, cvd, ck.shape[0], nk,
                           nv, FROM_POS=from_pos, BK=max(32, triton.next_power_of_2(nk)),
                           BV=max(32, triton.next_power_of_2(nv)), Q8=q8, num_warps=4)

@@ -104,7 +104,7 @@ def prefill_attention(q, k, v, q_pos, kv_pos, scale: float, window: int, cap: fl
     if q8 and dv == 32 and d > 32:  # the H200 (Triton 3.6) gave wrong values or read out of bounds for q8_0 cells of
         # these widths (64 x 32 and 128 x 32: bench/cuda_flash_q8_probe.py; no family has them): f16 copies of the cells
         k, v, q8 = dequantize(k), dequantize(v), False
-    (k, kd), (v, vd) = ((k.q, k.d), (v.q, v.d)) if q8 else ((k, k), (v, v))
+    (k, kd), (v, vd) = kvq8.planes(k), kvq8.planes(v)
     bm, bn, warps, stages = tiles(max(d, dv))
     flash_prefill_kernel[(triton.cdiv(t, bm), hq)](
         q, k, v, q_pos, kv_pos, sinks if sinks is not None else q, out, t, s, scale, cap if cap else 1.0,

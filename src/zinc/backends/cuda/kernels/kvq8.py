@@ -14,6 +14,14 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from zinc.backends.base import Q8Cells
+
+
+def planes(cells) -> tuple:
+    """(values, scales) of KV cells for a kernel's two pointers: a `Q8Cells`' planes, or an f16 / f32 tensor twice
+    (its kernel ignores the second)."""
+    return (cells.q, cells.d) if isinstance(cells, Q8Cells) else (cells, cells)
+
 
 @triton.jit
 def store(x, qp, dp, NB, ok, NBP: tl.constexpr):
