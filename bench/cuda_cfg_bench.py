@@ -1,6 +1,7 @@
 """`zinc bench` (or the step profile) with the decode matvec configurations of a sweep's JSON.
 
-    python bench/cuda_cfg_bench.py SWEEP.json|- [--max-v V] [--experts MOE_SWEEP.json] [--no-fold] [--no-pair] bench -m MODEL ... --json
+    python bench/cuda_cfg_bench.py SWEEP.json|- [--max-v V] [--experts MOE_SWEEP.json] [--no-fold] [--no-pair]
+        [--no-experts-gemm] bench -m MODEL ... --json
     python bench/cuda_cfg_bench.py SWEEP.json|- profile MODEL --out DIR
 
 Reads `bench/cuda_mmvq_sweep.py`'s mmvq-sweep.json, takes per (type, N, K, glu) the fastest configuration
@@ -9,7 +10,9 @@ and runs the rest of the command line in this process (`zinc.cli` or `cuda_step_
 goes to stderr. `-` instead of a JSON keeps `mmvq.config`'s defaults. --experts: `bench/cuda_moe_sweep.py`'s
 cuda-moe-sweep.json, whose suggested configurations (least total time per (type, K, glu)) go to
 `mmvq.EXPERT_CONFIG`. --no-fold: shared experts stay out of the routed stacks (`CudaOps.fold_shared_experts`
-off), --no-pair: one launch per weight where `CudaOps.matmuls` would pair two; for A/B runs.
+off), --no-pair: one launch per weight where `CudaOps.matmuls` would pair two, --no-experts-gemm: a prompt's expert
+matmuls as before the grouped GEMM (`CudaOps._gemm_experts` off: the matvec over pairs or the per-expert loop); for
+A/B runs.
 """
 
 from __future__ import annotations
@@ -37,12 +40,14 @@ def main() -> int:
     args = sys.argv[1:]
     max_v = 9
     from zinc.backends.cuda.kernels import mmvq
-    while len(args) > 2 and args[1] in ("--max-v", "--experts", "--no-fold", "--no-pair"):
-        if args[1] in ("--no-fold", "--no-pair"):
+    while len(args) > 2 and args[1] in ("--max-v", "--experts", "--no-fold", "--no-pair", "--no-experts-gemm"):
+        if args[1] in ("--no-fold", "--no-pair", "--no-experts-gemm"):
             from zinc.backends.base import BaseOps
             from zinc.backends.cuda.ops import CudaOps
             if args[1] == "--no-fold":
                 CudaOps.fold_shared_experts = 0
+            elif args[1] == "--no-experts-gemm":
+                CudaOps._gemm_experts = lambda self, w, pairs: False
             else:
                 CudaOps.matmuls = BaseOps.matmuls  # one launch per weight
             del args[1]

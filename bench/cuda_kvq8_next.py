@@ -105,6 +105,100 @@ def split_v2(q, kq, kd, vq, vd, kv_pos, m_out, l_out, o_out, S, n_kv, scale, NSP
         tl.store(o_out + orow[:, None] * DV + b * 32 + i32[None, :], accs[b], mask=rm[:, None])
 
 
+@triton.jit
+def _f32(x, ASM: tl.constexpr):
+    """int8 -> f32 exactly; with ASM by byte permutes into the mantissa of 2^23 (x + 128 + 2^23, less 2^23 + 128)."""
+    if ASM:
+        return tl.inline_asm_elementwise(
+            "{ .reg .b32 t; xor.b32 t, $4, 0x80808080; "
+            "prmt.b32 $0, t, 0x4b000000, 0x7650; prmt.b32 $1, t, 0x4b000000, 0x7651; "
+            "prmt.b32 $2, t, 0x4b000000, 0x7652; prmt.b32 $3, t, 0x4b000000, 0x7653; "
+            "sub.f32 $0, $0, 0f4B000080; sub.f32 $1, $1, 0f4B000080; "
+            "sub.f32 $2, $2, 0f4B000080; sub.f32 $3, $3, 0f4B000080; }",
+            "=r,=r,=r,=r,r", [x], dtype=tl.float32, is_pure=True, pack=4)
+    return x.to(tl.float32)
+
+
+@triton.jit
+def split_v3(q, kq, kd, vq, vd, kv_pos, m_out, l_out, o_out, S, n_kv, scale, NSPLIT, R: tl.constexpr,
+             D: tl.constexpr, DV: tl.constexpr, HKV: tl.constexpr, RP: tl.constexpr, BS: tl.constexpr,
+             ASM: tl.constexpr, ROWS: tl.constexpr = False):
+    """The "vector" form, no tensor cores: grid (HKV, NSPLIT), R (<= RP) query rows of KV head hk over one range of
+    cells, BS cells a step; every value converted once (int8 -> f32) and scaled by its block's scale, then R FMAs;
+    V in the cache's (cell, head, dim) order. Meant for one warp a program (the reductions stay in the warp)."""
+    hk = tl.program_id(0)
+    sp = tl.program_id(1)
+    r = tl.arange(0, RP)
+    rm = r < R
+    head = hk * R + r
+    dd = tl.arange(0, D)
+    dv = tl.arange(0, DV)
+    chunk = tl.cdiv(tl.cdiv(n_kv, NSPLIT), BS) * BS
+    start = sp * chunk
+    end = tl.minimum(start + chunk, n_kv)
+    qv = tl.load(q + head[:, None] * D + dd[None, :], mask=rm[:, None], other=0.0) * scale
+    m_i = tl.full([RP], NEG, tl.float32)
+    l_i = tl.zeros([RP], tl.float32)
+    acc = tl.zeros([RP, DV], tl.float32)
+    for s0 in range(start, end, BS):
+        cell = s0 + tl.arange(0, BS)
+        cm = cell < end
+        ch = cell.to(tl.int64) * HKV + hk
+        kt = _f32(tl.load(kq + ch[:, None] * D + dd[None, :], mask=cm[:, None], other=0), ASM)
+        ks = tl.load(kd + ch[:, None] * (D // 32) + dd[None, :] // 32, mask=cm[:, None], other=0.0).to(tl.float32)
+        kf = kt * ks
+        if ROWS:  # one row at a time: 2D tensors only, in the tiles' own layout
+            s = tl.zeros([RP, BS], tl.float32)
+            for j in tl.static_range(RP):
+                qj = tl.sum(tl.where(r[:, None] == j, qv, 0.0), axis=0)
+                s = tl.where(r[:, None] == j, tl.sum(kf * qj[None, :], axis=1)[None, :], s)
+        else:
+            s = tl.sum(qv[:, None, :] * kf[None, :, :], axis=2)  # (RP, BS)
+        kp = tl.load(kv_pos + cell, mask=cm, other=-1)
+        s = tl.where((kp >= 0)[None, :], s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, axis=1))
+        p = tl.exp(s - m_new[:, None])
+        alpha = tl.exp(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        vt = _f32(tl.load(vq + ch[:, None] * DV + dv[None, :], mask=cm[:, None], other=0), ASM)
+        vs = tl.load(vd + ch[:, None] * (DV // 32) + dv[None, :] // 32, mask=cm[:, None], other=0.0).to(tl.float32)
+        vf = vt * vs
+        if ROWS:
+            o = tl.zeros([RP, DV], tl.float32)
+            for j in tl.static_range(RP):
+                pj = tl.sum(tl.where(r[:, None] == j, p, 0.0), axis=0)
+                o = tl.where(r[:, None] == j, tl.sum(vf * pj[:, None], axis=0)[None, :], o)
+            acc = acc * alpha[:, None] + o
+        else:
+            acc = acc * alpha[:, None] + tl.sum(p[:, :, None] * vf[None, :, :], axis=1)
+        m_i = m_new
+    orow = head * NSPLIT + sp
+    tl.store(m_out + orow, m_i, mask=rm)
+    tl.store(l_out + orow, l_i, mask=rm)
+    tl.store(o_out + orow[:, None] * DV + dv[None, :], acc, mask=rm[:, None])
+
+
+def run_v3(q, kq, kd, vq, vd, kv_pos, n_kv, scale, nsplit, bs, warps, stages, asm, dev):
+    """q (1, Hq, D); K and V cells (S, Hkv, D) int8 + (S, Hkv, D / 32) f16 scales -> (1, Hq, DV)."""
+    from zinc.backends.cuda.kernels.attention import attn_combine_kernel
+
+    hq, d = q.shape[1:]
+    s, hkv, dv = vq.shape
+    m = torch.empty(hq * nsplit, device=dev)
+    l_ = torch.empty(hq * nsplit, device=dev)
+    o = torch.empty(hq * nsplit, dv, device=dev)
+    out = torch.empty(1, hq, dv, device=dev)
+    split_v3[(hkv, nsplit)](q, kq, kd, vq, vd, kv_pos, m, l_, o, s, n_kv, scale, nsplit, R=hq // hkv, D=d, DV=dv,
+                            HKV=hkv, RP=triton.next_power_of_2(hq // hkv), BS=bs, ASM=asm, num_warps=warps,
+                            num_stages=stages)
+    nsp = max(2, triton.next_power_of_2(nsplit))
+    dvp = triton.next_power_of_2(dv)
+    attn_combine_kernel[(hq,)](m, l_, o, m, out, m, m, m, hq, NSPLIT=nsplit, NSP=nsp, DV=dv, DVP=dvp, HAS_SINK=False,
+                               CH=min(nsp, max(2, 4096 // dvp)), QUANT=False, NBQ=1,
+                               num_warps=4 if nsp * dvp >= 4096 else 1)
+    return out
+
+
 def quantize(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(..., D) f32 -> int8 values and f16 scales of ggml q8_0 blocks (`zinc.gguf.quants.q8_blocks`)."""
     from zinc.gguf.quants import q8_blocks
@@ -146,7 +240,7 @@ def case(rng, S, hkv, d, dv, n_kv, dev):
     kf = kq.astype(np.float32) * np.repeat(kd.astype(np.float32), 32, -1)
     vf = vq.astype(np.float32) * np.repeat(vd.astype(np.float32), 32, -1)
     t = lambda a: torch.from_numpy(np.ascontiguousarray(a)).to(dev)  # noqa: E731
-    dev_args = (t(kq), t(kd), t(vq.transpose(1, 2, 0)), t(vd.transpose(1, 2, 0)), t(pos))
+    dev_args = (t(kq), t(kd), t(vq.transpose(1, 2, 0)), t(vd.transpose(1, 2, 0)), t(pos), t(vq), t(vd))
     return dev_args, kf, vf, pos
 
 
@@ -179,8 +273,14 @@ def small() -> None:
         got = run_v2(torch.from_numpy(q), *args[:4], args[4], n_kv, 0.3, ns, bs, 4, 1, False, "cpu").numpy()
         want = reference(q, kf, vf, pos, n_kv, 0.3)
         err = np.abs(got - want).max() / np.abs(want).max()
-        print(f"S={S} Hq={hq} Hkv={hkv} D={d} DV={dv}: max error {err:.1e} of the largest output", flush=True)
+        print(f"v2 S={S} Hq={hq} Hkv={hkv} D={d} DV={dv}: max error {err:.1e} of the largest output", flush=True)
         assert err < 1e-4
+        if d & (d - 1) == 0 and dv & (dv - 1) == 0:
+            got = run_v3(torch.from_numpy(q), args[0], args[1], args[5], args[6], args[4], n_kv, 0.3, ns, bs, 1, 1,
+                         False, "cpu").numpy()
+            err = np.abs(got - want).max() / np.abs(want).max()
+            print(f"v3 S={S} Hq={hq} Hkv={hkv} D={d} DV={dv}: max error {err:.1e} of the largest output", flush=True)
+            assert err < 1e-5
 
 
 def gpu(out_dir: Path) -> None:
@@ -225,9 +325,10 @@ def gpu(out_dir: Path) -> None:
             return fn
 
         variants = [("backend f16", backend(f16, 32, 64, 3)), ("backend q8_0", backend(q8, 32, 128, 2))]
-        variants += [(f"v2 ns={c[0]} bs={c[1]} w={c[2]} st={c[3]} asm={c[4]}", proto(*c))
-                     for c in [(32, 64, 4, 2, False), (32, 64, 4, 3, True), (32, 128, 4, 2, True), (64, 64, 4, 3, True),
-                               (32, 64, 8, 3, True)]]
+        grid = [(ns, bs, 4, st, True) for ns in (32, 64) for bs in (32, 64, 128) for st in (2, 3, 4)]
+        grid += [(32, 64, 4, 3, False), (32, 128, 4, 2, False), (32, 64, 8, 3, True), (32, 128, 8, 2, True),
+                 (16, 64, 4, 3, True), (128, 64, 4, 2, True)]
+        variants += [(f"v2 ns={c[0]} bs={c[1]} w={c[2]} st={c[3]} asm={c[4]}", proto(*c)) for c in grid]
         for name, fn in variants:
             try:
                 got = fn()
@@ -240,6 +341,9 @@ def gpu(out_dir: Path) -> None:
             nbytes = n * hkv * 2 * (d * 2 if "f16" in name else d + d // 16)
             rows.append({"cells": cells, "variant": name, "us": us, "tb_s": nbytes / us / 1e6, "max_err": err})
             print(f"{cells:6d} {name:40} {us:7.2f} us {nbytes / us / 1e6:5.2f} TB/s err {err:.1e}", flush=True)
+    for cells in (4096, 16384):
+        best = sorted((r for r in rows if r["cells"] == cells), key=lambda r: r["us"])[:6]
+        print(f"fastest at {cells} cells: " + "; ".join(f"{r['variant']} {r['us']:.2f} us" for r in best), flush=True)
     out_dir.mkdir(parents=True, exist_ok=True)
     res = {"device": torch.cuda.get_device_name(), "rows": rows}
     (out_dir / "kvq8-next.json").write_text(json.dumps(res, indent=1))
@@ -256,6 +360,14 @@ def sass() -> None:
     for bs, st, asm in [(64, 2, False), (64, 3, True), (128, 2, True)]:
         c = counts(split_v2, sig, dict(R=4, D=128, DV=128, HKV=8, BM=16, BS=bs, ASM=asm), stages=st)
         print(f"{f'bs={bs} stages={st} asm={asm}':36}" + "".join(f"{c[x]:>10}" for x in cols))
+    print(f"{'v3 split kernel (vector form)':36}" + "".join(f"{c:>10}" for c in cols + ["SHFL", "FFMA"]))
+    for bs, wp, st, asm, rows in [(16, 1, 2, True, False), (32, 1, 2, True, False), (64, 4, 2, True, False),
+                                  (16, 1, 2, True, True), (32, 1, 2, True, True), (64, 1, 2, True, True),
+                                  (32, 2, 2, True, True), (64, 4, 2, True, True), (128, 4, 2, True, True)]:
+        c = counts(split_v3, sig, dict(R=4, D=128, DV=128, HKV=8, RP=4, BS=bs, ASM=asm, ROWS=rows), warps=wp, stages=st,
+                   extra=("SHFL", "FFMA"))
+        print(f"{f'bs={bs} w={wp} st={st} asm={asm} rows={rows}':36}"
+              + "".join(f"{c[x]:>10}" for x in cols + ["SHFL", "FFMA"]))
 
 
 if __name__ == "__main__":

@@ -81,7 +81,7 @@ def v_tile(p_ptr, v, vd, out, n, NB: tl.constexpr, BM: tl.constexpr, BS: tl.cons
         tl.store(out + rows[:, None] * (NB * 32) + b * 32 + i[None, :], accs[b])
 
 
-def counts(fn, sig: dict, const: dict, warps: int = 4, stages: int = 3) -> dict:
+def counts(fn, sig: dict, const: dict, warps: int = 4, stages: int = 3, extra: tuple = ()) -> dict:
     sig = {**sig, **{n: "constexpr" for n in const}}
     ptrs = [j for j, t in enumerate(sig.values()) if t.startswith("*")]
     kernel = triton.compile(ASTSource(fn, sig, constexprs=const, attrs={(j,): [["tt.divisibility", 16]] for j in ptrs}),
@@ -95,7 +95,7 @@ def counts(fn, sig: dict, const: dict, warps: int = 4, stages: int = 3) -> dict:
     ops = [m.group(1) for line in sass.splitlines()
            for m in [re.match(r"\s+/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_.]+)", line)] if m]
     c = collections.Counter(o.split(".")[0] for o in ops)
-    out = {x: c[x] for x in COUNT}
+    out = {x: c[x] for x in COUNT + list(extra)}
     out["LDS.S8/U8"] = sum(1 for o in ops if o.startswith(("LDS.S8", "LDS.U8")))
     out["regs"] = int(re.search(r"REG:(\d+)", res).group(1))
     out["stack"] = int(re.search(r"STACK:(\d+)", res).group(1))

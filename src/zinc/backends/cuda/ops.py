@@ -14,7 +14,9 @@ written quantized by the KV-write kernels, read dequantized by both attention ke
 A MoE layer's shared expert is also uploaded as one more expert of its routed stacks where it has their types
 and shapes (`models.layers.fold_shared_experts`): in a decode step it runs in their launches, picked for every
 token by `router_topk_shared`. Expert matmuls read only the selected experts: for a few tokens one matvec over (token, expert)
-pairs with the ids read on the device, for more a loop over the experts hit (dequantize, GEMM).
+pairs with the ids read on the device; for a prompt one grouped GEMM launch (`kmoe.experts_gemm`: the pairs sorted by
+expert on the device, each expert's weight tiles dequantized once per block of its pairs), or for types it does not
+read a loop over the experts hit (dequantize, GEMM).
 Recurrent layers: `kernels/recurrent.py` (a step's conv1d and token-by-token delta rule are one
 kernel each, the chunked prefill form torch code); the router's top-k and the experts' weighted sum
 are one kernel each (`kernels/moe.py`).
@@ -94,6 +96,7 @@ class CudaOps(BaseOps):
         self._rope: dict[tuple, tuple[torch.Tensor, float]] = {}
         self._graphs: Any = None
         self._qx: list[tuple] = []  # (x, its quantization) of the last QX_KEEP quantized matmul inputs
+        self._align: tuple | None = None  # (ids, (experts, block rows), kmoe.align_pairs of them)
 
     # -- memory ----------------------------------------------------------------------------------
     def upload(self, qt: QTensor) -> CudaWeight:
@@ -221,6 +224,8 @@ class CudaOps(BaseOps):
         E, n = w.shape[0], w.shape[1]
         x = x.float().contiguous()
         ids = ids.contiguous()
+        if T > MATVEC_MAX_ROWS and self._gemm_experts(w, T * nsel):
+            return kmoe.experts_gemm(x, w.parts, int(w.ggml_type), E, n, w.k, ids, self._aligned(ids, E))
         if T > MATVEC_MAX_ROWS and not self.capturing and not self._pairs_cheaper(w, T * nsel):
             return self._experts_grouped(x, w, ids)
         if w.quantized:
@@ -239,6 +244,11 @@ class CudaOps(BaseOps):
         """Gate, up and the GLU in one 8-bit expert matvec for a few rows (decode) where the two stacks
         share a type and shape (a prompt's (token, expert) pairs ran slower so: Qwen3.5 pp512 3,040 -> 2,435)."""
         T, nsel = ids.shape
+        if (T > MATVEC_MAX_ROWS and self._gemm_experts(w_gate, T * nsel) and act in kel.GLU_ACTS
+                and w_up.ggml_type == w_gate.ggml_type and w_up.shape == w_gate.shape):
+            E, n = w_gate.shape[0], w_gate.shape[1]
+            return kmoe.experts_gemm(x.float(), w_gate.parts, int(w_gate.ggml_type), E, n, w_gate.k, ids.contiguous(),
+                                     self._aligned(ids, E), glu=(w_up.parts, kel.GLU_ACTS[act]))
         if ((T > MATVEC_MAX_ROWS and not self.capturing) or self.exact or not w_gate.quantized
                 or w_gate.ggml_type not in MMVQ_EXPERTS or act not in kel.GLU_ACTS
                 or w_up.ggml_type != w_gate.ggml_type or w_up.shape != w_gate.shape):
@@ -249,6 +259,20 @@ class CudaOps(BaseOps):
         mmvq.matvec_experts(self._quantized(x, x.reshape(-1, w_gate.k)), w_gate.parts, int(w_gate.ggml_type), n,
                             w_gate.k, ids.contiguous(), out, glu=(w_up.parts, kel.GLU_ACTS[act]))
         return out
+
+    def _gemm_experts(self, w: CudaWeight, pairs: int) -> bool:
+        """Whether a prompt's expert matmul is one grouped GEMM (`kmoe.experts_gemm`): stacks of a type its tiles read
+        (`kq.SUB64`), f16 operands (not in exact mode), at least 4 (token, expert) pairs an expert on average (fewer:
+        the matvec over the pairs or the per-expert loop was faster on the H200, `bench/cuda_experts_gemm_bench.py`)."""
+        return w.quantized and int(w.ggml_type) in kq.SUB64 and not self.exact and pairs >= 4 * w.shape[0]
+
+    def _aligned(self, ids, n_experts: int):
+        """`kmoe.align_pairs` of ids, made once for the gate, up and down products of one layer."""
+        bm = kmoe.block_rows(ids.numel(), n_experts)
+        hit = self._align
+        if hit is None or hit[0] is not ids or hit[1] != (n_experts, bm):
+            hit = self._align = (ids, (n_experts, bm), kmoe.align_pairs(ids, n_experts, bm))
+        return hit[2]
 
     def _pairs_cheaper(self, w: CudaWeight, pairs: int) -> bool:
         """Many tokens: whether one 8-bit matvec over every (token, expert) pair (each reads its

@@ -13,6 +13,9 @@ import torch
 import triton
 import triton.language as tl
 
+from zinc.backends.cuda.kernels.elementwise import glu_act
+from zinc.backends.cuda.kernels.quant import sub64
+
 GATINGS = {"softmax": 0, "sigmoid": 1, "softmax_weight": 2}
 
 
@@ -108,3 +111,114 @@ def weighted_sum(x: torch.Tensor, w: torch.Tensor, shared: torch.Tensor | None =
     weighted_sum_kernel[(T, triton.cdiv(D, bd))](x, w, sh, g, out, K, D, BD=bd, SHARED=shared is not None,
                                                  GATED=gate is not None, num_warps=2)
     return out
+
+
+@triton.jit
+def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K, NSEL, sx,
+                        QT: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, PER_TOKEN: tl.constexpr,
+                        GLU: tl.constexpr, ACT: tl.constexpr):
+    """Grouped expert GEMM, one launch for every expert hit: program (m, n) takes the BM (token, slot) pairs
+    pairs[m * BM ...] (-1: padding) that all chose expert block_e[m] (-1: an unused block) and computes columns
+    n * BN ... of their x @ W_e^T (x row: the pair's token with PER_TOKEN, else the pair itself), each of the
+    expert's weight tiles dequantized once (`quant.sub64`: Q4_K, Q6_K, Q8_0, MXFP4; f16 operands, f32
+    accumulation). GLU: a second weight (a2..d2) of the same type and shape, out = act(x W^T) * (x W2^T).
+    out (pairs, N) f32, row = pair id."""
+    pm = tl.program_id(0)
+    e = tl.load(block_e + pm)
+    if e < 0:
+        return
+    p = tl.load(pairs + pm * BM + tl.arange(0, BM))
+    pmask = p >= 0
+    pc = tl.where(pmask, p, 0)
+    if PER_TOKEN:
+        xr = (pc // NSEL).to(tl.int64)
+    else:
+        xr = pc.to(tl.int64)
+    n = tl.program_id(1) * BN + tl.arange(0, BN)
+    nm = n < N
+    r = (e * N + tl.where(nm, n, 0)).to(tl.int64)
+    acc = tl.zeros([BM, BN], tl.float32)
+    acc2 = tl.zeros([BM, BN], tl.float32)
+    for k0 in range(0, K, 64):
+        kk = k0 + tl.arange(0, 64)
+        xa = tl.load(x + xr[:, None] * sx + kk[None, :], mask=pmask[:, None] & (kk < K)[None, :], other=0.0)
+        xa = xa.to(tl.float16)
+        acc = tl.dot(xa, tl.trans(sub64(a, b, c, d, r, k0, K, QT).to(tl.float16)), acc)
+        if GLU:
+            acc2 = tl.dot(xa, tl.trans(sub64(a2, b2, c2, d2, r, k0, K, QT).to(tl.float16)), acc2)
+    if GLU:
+        acc = glu_act(acc, acc2, ACT)
+    tl.store(out + pc.to(tl.int64)[:, None] * N + n[None, :], acc, mask=pmask[:, None] & nm[None, :])
+
+
+@triton.jit
+def align_kernel(ids, slots, rank, pairs, block_e, P, E, NB, BM: tl.constexpr, BP: tl.constexpr, BE: tl.constexpr,
+                 BB: tl.constexpr):
+    """One program: the P pairs of ids grouped by expert for `experts_gemm_kernel` (see `align_pairs`); slots and
+    rank (E,) int32 zeroed. Counts by atomics, each expert's first slot from the cumulated block counts, every pair
+    to its expert's next slot (their order within an expert does not change any result: each output row is its
+    own pair's)."""
+    for p0 in range(0, P, BP):
+        p = p0 + tl.arange(0, BP)
+        tl.atomic_add(slots + tl.load(ids + p, mask=p < P, other=0), 1, mask=p < P)
+    tl.debug_barrier()
+    e = tl.arange(0, BE)
+    em = e < E
+    nblk = (tl.load(slots + e, mask=em, other=0, volatile=True) + BM - 1) // BM
+    bend = tl.cumsum(nblk, 0)
+    tl.debug_barrier()
+    tl.store(slots + e, (bend - nblk) * BM, mask=em)
+    for b0 in range(0, NB, BB):
+        b = b0 + tl.arange(0, BB)
+        ex = tl.sum(((bend[None, :] <= b[:, None]) & em[None, :]).to(tl.int32), axis=1)
+        tl.store(block_e + b, tl.where(ex < E, ex, -1), mask=b < NB)
+    for q0 in range(0, NB * BM, BP):
+        q = q0 + tl.arange(0, BP)
+        tl.store(pairs + q, tl.full([BP], -1, tl.int32), mask=q < NB * BM)
+    tl.debug_barrier()
+    for p0 in range(0, P, BP):
+        p = p0 + tl.arange(0, BP)
+        pm = p < P
+        ex = tl.load(ids + p, mask=pm, other=0)
+        r = tl.atomic_add(rank + ex, 1, mask=pm)
+        tl.store(pairs + tl.load(slots + ex, mask=pm, other=0, volatile=True) + r, p, mask=pm)
+
+
+def align_pairs(ids: torch.Tensor, n_experts: int, bm: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The (token, slot) pairs of ids (T, k) grouped by expert for `experts_gemm_kernel`, on the device (no host
+    sync, two launches): pair ids (blocks * bm,) int32, each expert's run padded with -1 to whole blocks of bm, and
+    each block's expert (blocks,) int32 (-1 past the last); blocks = cdiv(T k, bm) + min(E, T k) bounds those
+    needed."""
+    n_pairs = ids.numel()
+    blocks = triton.cdiv(n_pairs, bm) + min(n_experts, n_pairs)
+    work = torch.zeros(2 * n_experts, dtype=torch.int32, device=ids.device)
+    pairs = torch.empty(blocks * bm, dtype=torch.int32, device=ids.device)
+    block_e = torch.empty(blocks, dtype=torch.int32, device=ids.device)
+    align_kernel[(1,)](ids.contiguous(), work, work[n_experts:], pairs, block_e, n_pairs, n_experts, blocks, BM=bm,
+                       BP=1024, BE=triton.next_power_of_2(n_experts), BB=max(1, 8192 // triton.next_power_of_2(n_experts)),
+                       num_warps=8)
+    return pairs, block_e
+
+
+def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: int, ids: torch.Tensor,
+                 aligned=None, glu=None, bm: int = 0, bn: int = 64, warps: int = 4, stages: int = 3) -> torch.Tensor:
+    """x (T, K) or (T * k, K) f32, a quantized stack (E, N, K) as `parts` of type qtype, ids (T, k) ->
+    (T, k, N) f32 through `experts_gemm_kernel`; aligned: `align_pairs(ids, E, bm)` when already made;
+    glu: (parts of the up stack, GLU_ACTS code) for act(x Wg^T) * (x Wu^T)."""
+    T, nsel = ids.shape
+    bm = bm or block_rows(T * nsel, n_experts)
+    pairs, block_e = aligned if aligned is not None else align_pairs(ids, n_experts, bm)
+    x = x.reshape(-1, k).contiguous()
+    out = torch.empty((T * nsel, n), dtype=torch.float32, device=x.device)
+    a, b, c, d = (list(parts) + [parts[0]] * 4)[:4]
+    a2, b2, c2, d2 = (list(glu[0]) + [glu[0][0]] * 4)[:4] if glu is not None else (a, b, c, d)
+    experts_gemm_kernel[(block_e.numel(), triton.cdiv(n, bn))](
+        x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, n, k, nsel, x.stride(0), QT=qtype, BM=bm, BN=bn,
+        PER_TOKEN=x.shape[0] == T and nsel > 1, GLU=glu is not None, ACT=glu[1] if glu is not None else 0,
+        num_warps=warps, num_stages=stages)
+    return out.reshape(T, nsel, n)
+
+
+def block_rows(n_pairs: int, n_experts: int) -> int:
+    """Pairs a block of `experts_gemm_kernel`: the mean pairs an expert, as a power of two in 16..64."""
+    return min(64, max(16, triton.next_power_of_2(max(1, n_pairs // n_experts))))

@@ -148,6 +148,54 @@ def _tile(a, b, c, d, r, kb, K, QT: tl.constexpr):
 
 
 @triton.jit
+def _fp4(q):
+    """Doubled E2M1 values of 4-bit codes (ggml's kvalues_mxfp4: 0 1 2 3 4 6 8 12, bit 3 the sign), as f32."""
+    m = q & 7
+    v = tl.where(m < 4, m, (2 + (m & 1)) << ((m >> 1) - 1))
+    return tl.where((q & 8) != 0, -v, v).to(tl.float32)
+
+
+@triton.jit
+def sub64(a, b, c, d, r, k0, K, QT: tl.constexpr):
+    """Values k0 .. k0 + 63 (k0 a multiple of 64) of rows r (BN,) int64 of a Q4_K, Q6_K, Q8_0 or MXFP4 weight ->
+    (BN, 64) f32, built as (BN, 2, 32) halves (values past K: 0): the GEMM tile of `kernels.moe.experts_gemm`, small
+    enough to stay in registers where `_tile`'s whole super-block does not."""
+    h = tl.arange(0, 2)[None, :, None]
+    l = tl.arange(0, 32)[None, None, :]
+    rr = r[:, None, None]
+    kb = k0 // 256
+    j = (k0 % 256) // 64
+    if QT == 12:  # Q4_K: 32 nibble bytes hold sub-blocks 2j (low) and 2j + 1 (high)
+        q = (tl.load(a + rr * (K // 2) + kb * 128 + j * 32 + l).to(tl.int32) >> (h * 4)) & 15
+        so = rr * (K // 32) + kb * 8 + 2 * j + h
+        dd = tl.load(d + rr * (K // 128) + kb * 2).to(tl.float32)
+        dmin = tl.load(d + rr * (K // 128) + kb * 2 + 1).to(tl.float32)
+        w = q.to(tl.float32) * (dd * tl.load(b + so).to(tl.float32)) - dmin * tl.load(c + so).to(tl.float32)
+    elif QT == 14:  # Q6_K: half j // 2 of the super-block, quarters gq = 2 (j % 2) + h
+        gq = 2 * (j % 2) + h
+        ql = tl.load(a + rr * (K // 2) + kb * 128 + (j // 2) * 64 + h * 32 + l).to(tl.int32)
+        qh = tl.load(b + rr * (K // 4) + kb * 64 + (j // 2) * 32 + l).to(tl.int32)
+        q = ((ql >> ((j % 2) * 4)) & 15) | (((qh >> (gq * 2)) & 3) << 4)
+        sc = tl.load(c + rr * (K // 16) + kb * 16 + j * 4 + h * 2 + l // 16).to(tl.float32)
+        w = (q - 32).to(tl.float32) * sc * tl.load(d + rr * (K // 256) + kb).to(tl.float32)
+    elif QT == 8:  # Q8_0: blocks k0 / 32 + h
+        blk = k0 // 32 + h
+        ok = (blk < K // 32) & (rr >= 0)
+        q = tl.load(a + rr * K + blk * 32 + l, mask=ok, other=0).to(tl.float32)
+        w = q * tl.load(b + rr * (K // 32) + blk, mask=ok, other=0).to(tl.float32)
+    else:  # MXFP4: blocks k0 / 32 + h, byte i of a block holds values i and i + 16; times 2**(e - 128)
+        blk = k0 // 32 + h
+        ok = (blk < K // 32) & (rr >= 0)
+        q = (tl.load(a + rr * (K // 2) + blk * 16 + l % 16, mask=ok, other=0).to(tl.int32) >> ((l // 16) * 4)) & 15
+        e = tl.load(b + rr * (K // 32) + blk, mask=ok, other=0).to(tl.int32)
+        w = _fp4(q) * tl.where(e < 2, 0x00200000 << e, (e - 1) << 23).to(tl.float32, bitcast=True)
+    return tl.reshape(w, (r.shape[0], 64))
+
+
+SUB64 = frozenset({12, 14, 8, 39})  # ggml types `sub64` reads
+
+
+@triton.jit
 def dequant_kernel(out, rows, a, b, c, d, N, K, so,
                    QT: tl.constexpr, G: tl.constexpr, L: tl.constexpr, BN: tl.constexpr,
                    HAS_ROWS: tl.constexpr):
