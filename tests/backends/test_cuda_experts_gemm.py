@@ -83,15 +83,18 @@ def test_experts_gemm(ops, t, k, shape):
 
 
 @pytest.mark.parametrize("t", [T.Q4_K, T.MXFP4, T.Q5_0], ids=lambda t: t.name)
-def test_ops_take_the_grouped_gemm(ops, monkeypatch, t):
-    """`CudaOps.matmul_experts` / `matmul_experts_glu` of a prompt (4+ pairs an expert, a type `sub64` reads) are one
-    grouped GEMM each, equal to the NumPy backend's; fewer pairs or other types keep the other paths."""
+@pytest.mark.parametrize("pairs_cheaper", [False, True])
+def test_ops_take_the_grouped_gemm(ops, monkeypatch, t, pairs_cheaper):
+    """`CudaOps.matmul_experts` / `matmul_experts_glu` of a prompt (4+ pairs an expert, a type `sub64` reads, experts
+    for which the matvec over pairs is not the cheaper form) are one grouped GEMM each, equal to the NumPy backend's;
+    fewer pairs, other types or cheaper pairs keep the other paths."""
     from zinc.backends.cpu import CpuOps
     from zinc.backends.cuda.kernels import moe as kmoe
 
     calls = []
     real = kmoe.experts_gemm
     monkeypatch.setattr(kmoe, "experts_gemm", lambda *a, **kw: calls.append(kw.get("glu") is not None) or real(*a, **kw))
+    monkeypatch.setattr(ops, "_pairs_cheaper", lambda w, pairs: pairs_cheaper)  # tiny experts: always cheaper
     rng = np.random.default_rng(int(t))
     e, n, k, nsel = 6, 21, 256, 2
     ref = CpuOps()
@@ -108,4 +111,4 @@ def test_ops_take_the_grouped_gemm(ops, monkeypatch, t):
         want = ref.to_numpy(ref.matmul_experts_glu(ref.from_numpy(x), *(ref.upload(q) for q in qs),
                                                    ref.from_numpy(ids), "silu"))
         assert rel(got, want) < 2e-2
-        assert calls == ([False, True] if n_tok == 13 and t != T.Q5_0 else [])
+        assert calls == ([False, True] if n_tok == 13 and t != T.Q5_0 and not pairs_cheaper else [])

@@ -14,9 +14,10 @@ written quantized by the KV-write kernels, read dequantized by both attention ke
 A MoE layer's shared expert is also uploaded as one more expert of its routed stacks where it has their types
 and shapes (`models.layers.fold_shared_experts`): in a decode step it runs in their launches, picked for every
 token by `router_topk_shared`. Expert matmuls read only the selected experts: for a few tokens one matvec over (token, expert)
-pairs with the ids read on the device; for a prompt one grouped GEMM launch (`kmoe.experts_gemm`: the pairs sorted by
-expert on the device, each expert's weight tiles dequantized once per block of its pairs), or for types it does not
-read a loop over the experts hit (dequantize, GEMM).
+pairs with the ids read on the device (also for the prompts of many small experts); for the prompts of fewer, bigger
+experts one grouped GEMM launch (`kmoe.experts_gemm`: the pairs grouped by expert on the device, each expert's
+weight tiles dequantized once per block of its pairs), or for types it does not read a loop over the experts hit
+(dequantize, GEMM).
 Recurrent layers: `kernels/recurrent.py` (a step's conv1d and token-by-token delta rule are one
 kernel each, the chunked prefill form torch code); the router's top-k and the experts' weighted sum
 are one kernel each (`kernels/moe.py`).
@@ -261,10 +262,14 @@ class CudaOps(BaseOps):
         return out
 
     def _gemm_experts(self, w: CudaWeight, pairs: int) -> bool:
-        """Whether a prompt's expert matmul is one grouped GEMM (`kmoe.experts_gemm`): stacks of a type its tiles read
-        (`kq.SUB64`), f16 operands (not in exact mode), at least 4 (token, expert) pairs an expert on average (fewer:
-        the matvec over the pairs or the per-expert loop was faster on the H200, `bench/cuda_experts_gemm_bench.py`)."""
-        return w.quantized and int(w.ggml_type) in kq.SUB64 and not self.exact and pairs >= 4 * w.shape[0]
+        """Whether a prompt's expert matmul is one grouped GEMM (`kmoe.experts_gemm`) instead of the per-expert loop:
+        stacks of a type its tiles read (`kq.SUB64`), f16 operands (not in exact mode), at least 4 (token, expert)
+        pairs an expert on average (fewer: the loop was faster on the H200, `bench/cuda_experts_gemm_bench.py`), and
+        not where the matvec over the pairs is cheaper than that loop (many small experts: Qwen3.5-35B-A3B, whose
+        prompt did not get faster in `zinc bench` with the GEMM although its kernels took half the time; see
+        bench/RESULTS.md, twelfth session)."""
+        return (w.quantized and int(w.ggml_type) in kq.SUB64 and not self.exact and pairs >= 4 * w.shape[0]
+                and not self._pairs_cheaper(w, pairs))
 
     def _aligned(self, ids, n_experts: int):
         """`kmoe.align_pairs` of ids, made once for the gate, up and down products of one layer."""
