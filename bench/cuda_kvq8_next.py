@@ -178,27 +178,6 @@ def split_v3(q, kq, kd, vq, vd, kv_pos, m_out, l_out, o_out, S, n_kv, scale, NSP
     tl.store(o_out + orow[:, None] * DV + dv[None, :], acc, mask=rm[:, None])
 
 
-def run_v3(q, kq, kd, vq, vd, kv_pos, n_kv, scale, nsplit, bs, warps, stages, asm, dev):
-    """q (1, Hq, D); K and V cells (S, Hkv, D) int8 + (S, Hkv, D / 32) f16 scales -> (1, Hq, DV)."""
-    from zinc.backends.cuda.kernels.attention import attn_combine_kernel
-
-    hq, d = q.shape[1:]
-    s, hkv, dv = vq.shape
-    m = torch.empty(hq * nsplit, device=dev)
-    l_ = torch.empty(hq * nsplit, device=dev)
-    o = torch.empty(hq * nsplit, dv, device=dev)
-    out = torch.empty(1, hq, dv, device=dev)
-    split_v3[(hkv, nsplit)](q, kq, kd, vq, vd, kv_pos, m, l_, o, s, n_kv, scale, nsplit, R=hq // hkv, D=d, DV=dv,
-                            HKV=hkv, RP=triton.next_power_of_2(hq // hkv), BS=bs, ASM=asm, num_warps=warps,
-                            num_stages=stages)
-    nsp = max(2, triton.next_power_of_2(nsplit))
-    dvp = triton.next_power_of_2(dv)
-    attn_combine_kernel[(hq,)](m, l_, o, m, out, m, m, m, hq, NSPLIT=nsplit, NSP=nsp, DV=dv, DVP=dvp, HAS_SINK=False,
-                               CH=min(nsp, max(2, 4096 // dvp)), QUANT=False, NBQ=1,
-                               num_warps=4 if nsp * dvp >= 4096 else 1)
-    return out
-
-
 def quantize(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(..., D) f32 -> int8 values and f16 scales of ggml q8_0 blocks (`zinc.gguf.quants.q8_blocks`)."""
     from zinc.gguf.quants import q8_blocks
@@ -207,25 +186,39 @@ def quantize(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return qv.reshape(x.shape), d.astype(np.float16).reshape(*x.shape[:-1], -1)
 
 
-def run_v2(q, kq, kd, vq_t, vd_t, kv_pos, n_kv, scale, nsplit, bs, warps, stages, asm, dev):
-    """q (1, Hq, D); K cells (S, Hkv, D) + scales; V by dim (Hkv, DV, S) + (Hkv, DV / 32, S) -> (1, Hq, DV)."""
+def _split_combine(kernel, args, meta, hq, hkv, dv, nsplit, warps, stages, dev):
+    """Launch a split kernel over grid (hkv, nsplit) with (m, l, o) scratch, then the backend's combine -> (1, Hq, DV)."""
     from zinc.backends.cuda.kernels.attention import attn_combine_kernel
 
-    hq, d = q.shape[1:]
-    hkv, dv, s = vq_t.shape
     m = torch.empty(hq * nsplit, device=dev)
     l_ = torch.empty(hq * nsplit, device=dev)
     o = torch.empty(hq * nsplit, dv, device=dev)
     out = torch.empty(1, hq, dv, device=dev)
-    split_v2[(hkv, nsplit)](q, kq, kd, vq_t, vd_t, kv_pos, m, l_, o, s, n_kv, scale, nsplit, R=hq // hkv, D=d, DV=dv,
-                            HKV=hkv, BM=max(16, triton.next_power_of_2(hq // hkv)), BS=bs, ASM=asm, num_warps=warps,
-                            num_stages=stages)
+    kernel[(hkv, nsplit)](*args[:6], m, l_, o, *args[6:], **meta, num_warps=warps, num_stages=stages)
     nsp = max(2, triton.next_power_of_2(nsplit))
     dvp = triton.next_power_of_2(dv)
     attn_combine_kernel[(hq,)](m, l_, o, m, out, m, m, m, hq, NSPLIT=nsplit, NSP=nsp, DV=dv, DVP=dvp, HAS_SINK=False,
                                CH=min(nsp, max(2, 4096 // dvp)), QUANT=False, NBQ=1,
                                num_warps=4 if nsp * dvp >= 4096 else 1)
     return out
+
+
+def run_v2(q, kq, kd, vq_t, vd_t, kv_pos, n_kv, scale, nsplit, bs, warps, stages, asm, dev):
+    """q (1, Hq, D); K cells (S, Hkv, D) + scales; V by dim (Hkv, DV, S) + (Hkv, DV / 32, S) -> (1, Hq, DV)."""
+    hq, d = q.shape[1:]
+    hkv, dv, s = vq_t.shape
+    meta = dict(R=hq // hkv, D=d, DV=dv, HKV=hkv, BM=max(16, triton.next_power_of_2(hq // hkv)), BS=bs, ASM=asm)
+    return _split_combine(split_v2, (q, kq, kd, vq_t, vd_t, kv_pos, s, n_kv, scale, nsplit), meta, hq, hkv, dv, nsplit,
+                          warps, stages, dev)
+
+
+def run_v3(q, kq, kd, vq, vd, kv_pos, n_kv, scale, nsplit, bs, warps, stages, asm, dev):
+    """q (1, Hq, D); K and V cells (S, Hkv, D) int8 + (S, Hkv, D / 32) f16 scales -> (1, Hq, DV)."""
+    hq, d = q.shape[1:]
+    s, hkv, dv = vq.shape
+    meta = dict(R=hq // hkv, D=d, DV=dv, HKV=hkv, RP=triton.next_power_of_2(hq // hkv), BS=bs, ASM=asm)
+    return _split_combine(split_v3, (q, kq, kd, vq, vd, kv_pos, s, n_kv, scale, nsplit), meta, hq, hkv, dv, nsplit,
+                          warps, stages, dev)
 
 
 def case(rng, S, hkv, d, dv, n_kv, dev):

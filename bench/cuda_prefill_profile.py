@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +21,9 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from zinc.api import load
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cuda_step_profile import kernel_rows, print_rows  # noqa: E402
 
 
 def main() -> None:
@@ -50,20 +53,11 @@ def main() -> None:
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(a.runs):
             prompt()
-    per = defaultdict(lambda: [0, 0.0])
-    for e in prof.events():
-        if e.device_type == torch.autograd.DeviceType.CUDA:
-            p = per[e.name[:60]]
-            p[0] += 1
-            p[1] += e.device_time
-    total = sum(t for _, t in per.values()) / a.runs
-    rows = sorted(((n, c / a.runs, t / a.runs) for n, (c, t) in per.items()), key=lambda r: -r[2])
+    rows, total = kernel_rows(prof, a.runs)
     tag = f"ctx {a.ctx or a.tokens + 8}{', experts before the GEMM' if a.no_experts_gemm else ''}"
     print(f"{tag}: {a.tokens} tokens: wall {wall * 1e3:.2f} ms ({a.tokens / wall:.0f} tok/s), kernels {total / 1e3:.2f} ms "
           f"({total / 1e6 / wall:.0%} of the wall), {sum(r[1] for r in rows):.0f} launches")
-    print(f"{'kernel':60} {'n':>7} {'us':>9} {'share':>6}")
-    for n, c, t in rows[:8]:
-        print(f"{n:60} {c:7.0f} {t:9.0f} {t / total:6.1%}")
+    print_rows(rows, total, 8, "")
     if a.out:
         Path(a.out).mkdir(parents=True, exist_ok=True)
         name = f"prefill-profile-{Path(a.model).stem}-{a.tokens}-ctx{a.ctx or a.tokens + 8}"

@@ -22,6 +22,24 @@ from torch.profiler import ProfilerActivity, profile
 from zinc.api import load
 
 
+def kernel_rows(prof, n: int) -> tuple[list, float]:
+    """The profiler's CUDA kernels by name: [(name, launches / n, us / n)] longest first, and their total us / n."""
+    per = defaultdict(lambda: [0, 0.0])
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            p = per[e.name[:60]]
+            p[0] += 1
+            p[1] += e.device_time
+    rows = sorted(((name, c / n, t / n) for name, (c, t) in per.items()), key=lambda r: -r[2])
+    return rows, sum(t for _, _, t in rows)
+
+
+def print_rows(rows: list, total: float, top: int, unit: str) -> None:
+    print(f"{'kernel':60} {'n' + unit:>7} {'us' + unit:>9} {'share':>6}")
+    for name, c, t in rows[:top]:
+        print(f"{name:60} {c:7.1f} {t:9.1f} {t / total:6.1%}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("model")
@@ -44,19 +62,10 @@ def main() -> None:
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         m.greedy(3, cache, a.steps)
         torch.cuda.synchronize()
-    per = defaultdict(lambda: [0, 0.0])
-    for e in prof.events():
-        if e.device_type == torch.autograd.DeviceType.CUDA:
-            p = per[e.name[:60]]
-            p[0] += 1
-            p[1] += e.device_time
-    total = sum(t for _, t in per.values())
-    rows = sorted(((n, c / a.steps, t / a.steps) for n, (c, t) in per.items()), key=lambda r: -r[2])
-    print(f"depth {a.depth}: wall {wall * 1e3:.3f} ms/step, kernels {total / a.steps / 1e3:.3f} ms/step, "
+    rows, total = kernel_rows(prof, a.steps)
+    print(f"depth {a.depth}: wall {wall * 1e3:.3f} ms/step, kernels {total / 1e3:.3f} ms/step, "
           f"{sum(r[1] for r in rows):.0f} launches/step")
-    print(f"{'kernel':60} {'n/step':>7} {'us/step':>9} {'share':>6}")
-    for n, c, t in rows[:25]:
-        print(f"{n:60} {c:7.1f} {t:9.1f} {t / (total / a.steps):6.1%}")
+    print_rows(rows, total, 25, "/step")
     if a.out:
         Path(a.out).mkdir(parents=True, exist_ok=True)
         tag = "" if a.kv_type == "f16" else f"-{a.kv_type}"
