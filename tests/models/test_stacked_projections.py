@@ -109,5 +109,8 @@ def test_stacked_logits_equal_unstacked(tiny, prompt, preset, ftype):
     assert _stacked(stacked)
     ids = prompt(plain.n_vocab, 76, seed=3)
     want, got = _stepwise(plain, ids, 70), _stepwise(stacked, ids, 70)
-    np.testing.assert_allclose(got, want, rtol=0, atol=2e-5 * np.abs(want).max())
+    # float32 sums of one stacked matmul against three: BLAS-dependent order; gemma4-tiny Q8_0 (softcapped logits)
+    # measured 1.8e-4 of the largest logit on one CI machine (2e-5 elsewhere); a wrong stack is off by O(1)
+    tol = 5e-4 if preset == "gemma4-tiny" else 2e-5
+    np.testing.assert_allclose(got, want, rtol=0, atol=tol * np.abs(want).max())
     assert (got.argmax(-1) == want.argmax(-1)).all()
