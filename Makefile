@@ -31,8 +31,10 @@ install: $(STAMP)
 run: $(STAMP)
 	$(VENV)/bin/zinc chat
 
+# the tests spread over the machine's cores (pytest-xdist); TEST_JOBS=0 runs them in this process
+TEST_JOBS ?= auto
 test: $(TEST_STAMP)
-	$(VPY) -m pytest $(PYTEST_ARGS)
+	$(VPY) -m pytest -n $(TEST_JOBS) $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache

