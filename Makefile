@@ -34,7 +34,7 @@ run: $(STAMP)
 # the tests spread over the machine's cores (pytest-xdist); TEST_JOBS=0 runs them in this process
 TEST_JOBS ?= auto
 test: $(TEST_STAMP)
-	$(VPY) -m pytest -n $(TEST_JOBS) $(PYTEST_ARGS)
+	$(VPY) -m pytest -n $(TEST_JOBS) --dist worksteal $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache

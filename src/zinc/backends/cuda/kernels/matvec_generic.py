@@ -55,9 +55,11 @@ def dense_mv_kernel(out, x, w, N, K, sxt, BN: tl.constexpr, BK: tl.constexpr):
     tl.store(out + t * N + rn, tl.sum(acc, axis=1), mask=rn < N)
 
 
-def dense_matvec(x, w, out, bn: int = 2, bk: int = 512) -> None:
-    """x (T, K) f32 (rows contiguous), w (N, K) f32/f16/bf16 contiguous -> out (T, N) f32 contiguous."""
+def dense_matvec(x, w, out, bn: int = 0, bk: int = 512) -> None:
+    """x (T, K) f32 (rows contiguous), w (N, K) f32/f16/bf16 contiguous -> out (T, N) f32 contiguous.
+    bn rows a program (0: 2 on a GPU, 64 under the CPU interpreter)."""
     n, k = w.shape
+    bn = bn or (2 if x.is_cuda else 64)
     bk = min(bk, max(16, triton.next_power_of_2(k)))
     dense_mv_kernel[(triton.cdiv(n, bn), x.shape[0])](out, x, w, n, k, x.stride(0), BN=bn, BK=bk,
                                                       num_warps=4 if bn * bk >= 512 else 1)

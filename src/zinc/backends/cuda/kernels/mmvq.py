@@ -305,6 +305,15 @@ STREAMS_2, STREAMS_4, STREAMS_ROW = (2, 1, 1, 1, 1, 2, 1), (4, 1, 1, 1, 1, 2, 1)
 ONE_WAVE_ROWS = 4224  # 2 rows x 16 one-warp programs (their registers) x 132 multiprocessors
 
 
+def interpreted(cfg: tuple, n: int, x: torch.Tensor) -> tuple:
+    """A configuration as it runs on x's device: on the GPU as tuned; under Triton's CPU interpreter, where a
+    program costs about its op count whatever its tile, the (BN, ...) forms' rows widened to up to 64 (far
+    fewer programs: the tiny GPT-OSS end-to-end test 2,265 s -> 105 s). The streams form (V 2) is kept."""
+    if x.is_cuda or (len(cfg) > 5 and cfg[5] == 2):
+        return cfg
+    return (max(cfg[0], min(64, triton.next_power_of_2(n))), *cfg[1:])
+
+
 def config(qtype: int, n: int, k: int, glu: bool) -> tuple:
     """The configuration of `matvec` for a weight shape: (BN, NG, num_warps, KS[, num_stages[, V[, U]]])
     of `mmvq_kernel`, or for V 2 (R, units per thread, num_warps, 1, 1, 2, U) of `mmvs.mmvs_kernel`."""
@@ -362,7 +371,7 @@ def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple
     """xqt = quantize_x(x) for x (T, K) -> out (T, N) f32. glu = (up weight's parts, activation code of
     `elementwise.GLU_ACTS`): out = act(x . W) * (x . W_up)."""
     xq, xd, xs = xqt
-    cfg = cfg or config(qtype, n, k, glu is not None)
+    cfg = cfg or interpreted(config(qtype, n, k, glu is not None), n, xq)
     if _streams(xqt, parts, qtype, n, k, out, cfg, glu):
         return
     bn, ng, nw, ks, *st = cfg
@@ -452,7 +461,7 @@ def matvec_experts(xqt, parts, qtype: int, n: int, k: int, ids: torch.Tensor, ou
     xq, xd, xs = xqt
     t, nsel = ids.shape
     assert xq.shape[0] in (t, t * nsel), (xq.shape, ids.shape)
-    cfg = cfg or expert_config(qtype, k, glu is not None)
+    cfg = cfg or interpreted(expert_config(qtype, k, glu is not None), n, xq)
     es = expert_rows or n
     uo = glu[2] if glu and len(glu) > 2 else 0
     xdiv = 1 if xq.shape[0] == t * nsel else nsel
