@@ -1,4 +1,4 @@
-# Sourced by the device scripts (bench/gpu_s4*.sh) on the H200 machine, with `.gl` carried: unpacks the
+# Sourced by the device scripts (bench/calls/gpu_s*.sh) on the H200 machine, with `.gl` carried: unpacks the
 # Vulkan loader debs and installs the wgpu wheels, points the loader at NVIDIA's ICD, puts ${SRC:-src}
 # on PYTHONPATH and defines $Z, the `zinc` command line, and `ab` (a bench A/B of code snapshots, below).
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig
