@@ -13,7 +13,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from zinc.backends.cuda.kernels.quant import QK, TILE, _tile
+from zinc.backends.cuda.kernels.quant import QK, TILE, _tile, program_rows
 
 
 @triton.jit
@@ -57,9 +57,9 @@ def dense_mv_kernel(out, x, w, N, K, sxt, BN: tl.constexpr, BK: tl.constexpr):
 
 def dense_matvec(x, w, out, bn: int = 0, bk: int = 512) -> None:
     """x (T, K) f32 (rows contiguous), w (N, K) f32/f16/bf16 contiguous -> out (T, N) f32 contiguous.
-    bn rows a program (0: 2 on a GPU, 64 under the CPU interpreter)."""
+    bn rows a program (0: `program_rows`, 2 on a GPU)."""
     n, k = w.shape
-    bn = bn or (2 if x.is_cuda else 64)
+    bn = program_rows(bn, 2, x)
     bk = min(bk, max(16, triton.next_power_of_2(k)))
     dense_mv_kernel[(triton.cdiv(n, bn), x.shape[0])](out, x, w, n, k, x.stride(0), BN=bn, BK=bk,
                                                       num_warps=4 if bn * bk >= 512 else 1)
@@ -69,15 +69,10 @@ def _ptrs(parts):
     return (list(parts) + [parts[0]] * 4)[:4]
 
 
-def _bn(bn: int, x) -> int:
-    """Rows per program: 16 on a GPU; under the CPU interpreter bigger tiles mean fewer (slow) programs."""
-    return bn or (64 if x.device.type == "cpu" else 16)
-
-
 def matvec(x, parts, qtype: int, n: int, k: int, out, bn: int = 0, num_warps: int = 4) -> None:
     """x (T, K) f32 contiguous -> out (T, N) f32 contiguous."""
     g, l = TILE[qtype]
-    bn = _bn(bn, x)
+    bn = program_rows(bn, 16, x)
     a, b, c, d = _ptrs(parts)
     gmv_kernel[(triton.cdiv(n, bn), x.shape[0])](out, x, out, a, b, c, d, n, k, 1, x.stride(0), 0,
                                                  QT=qtype, G=g, L=l, BN=bn, HAS_IDS=False, num_warps=num_warps)
@@ -86,7 +81,7 @@ def matvec(x, parts, qtype: int, n: int, k: int, out, bn: int = 0, num_warps: in
 def matvec_experts(x, parts, qtype: int, n: int, k: int, ids, out, bn: int = 0, num_warps: int = 4) -> None:
     """x (T, K) or (T, NSEL, K) f32 (last axis contiguous), ids (T, NSEL) int contiguous -> out (T, NSEL, N)."""
     g, l = TILE[qtype]
-    bn = _bn(bn, x)
+    bn = program_rows(bn, 16, x)
     a, b, c, d = _ptrs(parts)
     t, nsel = ids.shape
     sxj = x.stride(1) if x.dim() == 3 else 0

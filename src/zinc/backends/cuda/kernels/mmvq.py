@@ -35,7 +35,7 @@ import triton.language as tl
 from zinc.backends.cuda.kernels import mmvs
 from zinc.backends.cuda.kernels.elementwise import glu_act
 from zinc.backends.cuda.kernels.dot4 import M4, M30, dot4, in_range
-from zinc.backends.cuda.kernels.quant import e8m0_half
+from zinc.backends.cuda.kernels.quant import INTERPRETER_ROWS, e8m0_half
 
 
 @triton.jit
@@ -307,11 +307,12 @@ ONE_WAVE_ROWS = 4224  # 2 rows x 16 one-warp programs (their registers) x 132 mu
 
 def interpreted(cfg: tuple, n: int, x: torch.Tensor) -> tuple:
     """A configuration as it runs on x's device: on the GPU as tuned; under Triton's CPU interpreter, where a
-    program costs about its op count whatever its tile, the (BN, ...) forms' rows widened to up to 64 (far
-    fewer programs: the tiny GPT-OSS end-to-end test 2,265 s -> 105 s). The streams form (V 2) is kept."""
+    program costs about its op count whatever its tile, the (BN, ...) forms' rows widened to up to
+    INTERPRETER_ROWS (far fewer programs: the tiny GPT-OSS end-to-end test 2,265 s -> 105 s). The streams form
+    (V 2) is kept."""
     if x.is_cuda or (len(cfg) > 5 and cfg[5] == 2):
         return cfg
-    return (max(cfg[0], min(64, triton.next_power_of_2(n))), *cfg[1:])
+    return (max(cfg[0], min(INTERPRETER_ROWS, triton.next_power_of_2(n))), *cfg[1:])
 
 
 def config(qtype: int, n: int, k: int, glu: bool) -> tuple:

@@ -26,6 +26,13 @@ import triton
 import triton.language as tl
 
 QK = 256  # values per super-block (a K-quant block, or 8 Q8_0 blocks)
+INTERPRETER_ROWS = 64  # rows a program under Triton's CPU interpreter, where a program costs its op count
+
+
+def program_rows(bn: int, gpu_rows: int, x) -> int:
+    """Rows a program of a row-tiled kernel: bn if given, else gpu_rows on a GPU and INTERPRETER_ROWS on CPU
+    tensors (Triton's interpreter: bigger tiles mean fewer, slow, programs)."""
+    return bn or (gpu_rows if x.is_cuda else INTERPRETER_ROWS)
 
 
 @triton.jit
@@ -223,9 +230,9 @@ TILE = {12: (8, 32), 13: (8, 32), 14: (16, 16), 8: (8, 32),  # ggml type -> (G, 
 
 def dequant(parts, qtype: int, n: int, k: int, out, rows=None, bn: int = 0, num_warps: int = 4) -> None:
     """Launch `dequant_kernel`: out (n, K) gets the rows (all, or `rows` (n,) int) of the weight.
-    `bn` rows per program: 16 on a GPU, 64 under the CPU interpreter (fewer programs run faster there)."""
+    `bn` rows per program: `program_rows` (16 on a GPU)."""
     g, l = TILE[qtype]
-    bn = bn or (64 if out.device.type == "cpu" else 16)
+    bn = program_rows(bn, 16, out)
     a, b, c, d = (list(parts) + [parts[0]] * 4)[:4]
     dequant_kernel[(triton.cdiv(n, bn), triton.cdiv(k, QK))](
         out, rows if rows is not None else out, a, b, c, d, n, k, out.stride(0),
