@@ -180,6 +180,27 @@ def test_kv_write_and_argmax(ops, ref):
     assert (ops.to_numpy(ops.argmax(ops.from_numpy(x))) == ref.argmax(x)).all()
 
 
+@pytest.mark.parametrize("n", [1, 77, 4096, 9001])
+def test_greedy_next(n):
+    """The greedy graph's end: argmax (first index of the max, across the first pass's blocks too) into the
+    token, position + 1, the id appended at count, count + 1; three steps in a row."""
+    from zinc.backends.cuda.kernels import elementwise as kel
+
+    rng = np.random.default_rng(n)
+    tokens, pos = torch.zeros(1, dtype=torch.int32, device=DEVICE), torch.tensor([41], dtype=torch.int32, device=DEVICE)
+    chosen, count = torch.full((5,), -7, dtype=torch.int32, device=DEVICE), torch.ones(1, dtype=torch.int64, device=DEVICE)
+    want = []
+    for step in range(3):
+        x = rng.standard_normal(n).astype(np.float32)
+        if step == 1 and n > 3:  # a tie between two blocks' values (and two of one block): the first one wins
+            top = x.max() + 1
+            x[[n // 3, n - 1, n - 2]] = top
+        want.append(int(np.argmax(x)))
+        kel.greedy_next(torch.from_numpy(x).to(DEVICE), tokens, pos, chosen, count, block=64 if n > 1000 else 4096)
+    assert int(tokens.cpu()[0]) == want[-1] and int(pos.cpu()[0]) == 44 and int(count.cpu()[0]) == 4
+    assert chosen.cpu().tolist() == [-7, *want, -7]
+
+
 def test_add_rms_norm(ops, ref):
     rng = np.random.default_rng(6)
     x, r = rng.standard_normal((3, 40)).astype(np.float32), rng.standard_normal((3, 40)).astype(np.float32)

@@ -102,6 +102,23 @@ def delta_inputs(rng, n, Hk, Hv, S):
     return q, k, v, g, beta
 
 
+@pytest.mark.parametrize("T,chunk,Hk,Hv,S", [(37, 64, 2, 4, 32), (200, 64, 1, 2, 16), (130, 7, 2, 4, 24),
+                                             (50, 300, 1, 3, 40), (1, 64, 2, 2, 16), (70, 16, 1, 1, 128)])
+def test_delta_net_chunked(ops, ref, T, chunk, Hk, Hv, S):
+    """The chunked prompt form (torch over every chunk, then `chunk_state_kernel` from chunk to chunk) against the
+    NumPy backend's token-by-token recurrence: outputs and the state (in place), two prompts in a row (the second
+    continues the first's state); odd chunk lengths and dims, a chunk longer than the prompt."""
+    rng = np.random.default_rng(T + chunk + S)
+    st = rand(rng, Hv, S, S, scale=0.3)
+    dst = dev(st)
+    for _ in range(2):
+        q, k, v, g, beta = delta_inputs(rng, T, Hk, Hv, S)
+        got = ops.to_numpy(ops.delta_net_chunked(*(dev(a) for a in (q, k, v, g, beta)), dst, chunk=chunk))
+        want = ref.delta_net_recurrent(q, k, v, g, beta, st)
+        assert got.shape == want.shape and rel(got, want) < 1e-5
+        assert rel(ops.to_numpy(dst), st) < 1e-5
+
+
 @pytest.mark.parametrize("T,Hk,Hv,S", [(1, 2, 4, 32), (1, 1, 3, 24), (1, 3, 3, 7), (2, 2, 6, 40), (5, 1, 2, 16),
                                        (1, 4, 8, 128)])
 def test_delta_rule_step(ops, ref, T, Hk, Hv, S):

@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from zinc.backends.base import Q8Cells
+from zinc.backends.cuda.kernels import elementwise as kel
 
 MAX_GRAPHS = 8
 MAX_SEEN = 256  # prompt-chunk keys remembered for the capture-on-repeat rule
@@ -148,11 +149,7 @@ class StepGraphs:
             with torch.cuda.graph(graph, pool=self.pool):
                 out = forward(self.ops, cfg, weights, static, cache)
                 if greedy:  # the chosen id feeds the next replay: token, position + 1, appended
-                    nxt = torch.argmax(out[-1]).to(torch.int32).reshape(1)
-                    tokens.copy_(nxt.reshape(tokens.shape))
-                    pos.add_(1)
-                    chosen.index_copy_(0, count, nxt)
-                    count.add_(1)
+                    kel.greedy_next(out[-1].float().contiguous(), tokens, pos, chosen, count)
         except RuntimeError as e:  # torch.AcceleratorError is one
             self.uncapturable.add((id(forward), id(cfg), id(weights), batch.n > 1))
             kind = "prompt chunk" if batch.n > 1 else "decode step"

@@ -4,6 +4,7 @@ in one launch) and the GLU activations. Inputs are contiguous f32; every kernel 
 
 from __future__ import annotations
 
+import torch
 import triton
 import triton.language as tl
 
@@ -255,3 +256,49 @@ def rope_qk(q, k, pos, c, mscale: float, n_dims: int, neox: bool, q_out, kv, q_w
 def glu(g, u, act: str, out, block: int = 1024) -> None:
     n = g.numel()
     glu_kernel[(triton.cdiv(n, block),)](g, u, out, n, ACT=GLU_ACTS[act], BLOCK=block, num_warps=4)
+
+
+ARGMAX_BLOCK = 4096  # values a program of the first argmax pass
+
+
+@triton.jit
+def argmax_part_kernel(x, n, best, where, BLOCK: tl.constexpr):
+    """Pass 1 of `greedy_next`: the max of x[b*BLOCK : (b+1)*BLOCK] (NaN counts as -inf) and its first index."""
+    b = tl.program_id(0)
+    o = b * BLOCK + tl.arange(0, BLOCK)
+    v = tl.load(x + o, mask=o < n, other=float("-inf"))
+    v = tl.where(v == v, v, float("-inf"))
+    m = tl.max(v, axis=0)
+    i = tl.min(tl.where(v == m, o, n), axis=0)  # the first index of the max (ties go left, as torch.argmax)
+    tl.store(best + b, m)
+    tl.store(where + b, i)
+
+
+@triton.jit
+def greedy_next_kernel(best, where, nparts, n, tokens, pos, chosen, count, NP: tl.constexpr):
+    """Pass 2, one program: the argmax over the passes' partial maxima becomes the next step's token,
+    the position advances by one and the id is appended to chosen at count (then count + 1)."""
+    o = tl.arange(0, NP)
+    m = o < nparts
+    v = tl.load(best + o, mask=m, other=float("-inf"))
+    i = tl.load(where + o, mask=m, other=n)
+    top = tl.max(v, axis=0)
+    tok = tl.min(tl.where(v == top, i, n), axis=0)
+    tok = tl.where(tok < n, tok, 0).to(tl.int32)  # every value NaN or -inf: token 0 (as torch.argmax of -inf)
+    tl.store(tokens, tok)
+    tl.store(pos, tl.load(pos) + 1)
+    c = tl.load(count)
+    tl.store(chosen + c, tok)
+    tl.store(count, c + 1)
+
+
+def greedy_next(logits, tokens, pos, chosen, count, block: int = ARGMAX_BLOCK) -> None:
+    """tokens[0] = argmax(logits) (f32, contiguous), pos[0] += 1, chosen[count] = that id, count += 1: the end
+    of a graph-captured greedy step in two launches (tokens, pos, chosen int32; count int64)."""
+    n = logits.numel()
+    parts = triton.cdiv(n, block)
+    best = torch.empty((parts,), dtype=torch.float32, device=logits.device)
+    where = torch.empty((parts,), dtype=torch.int32, device=logits.device)
+    argmax_part_kernel[(parts,)](logits, n, best, where, BLOCK=block, num_warps=8)
+    greedy_next_kernel[(1,)](best, where, parts, n, tokens, pos, chosen, count,
+                             NP=max(16, triton.next_power_of_2(parts)), num_warps=4)

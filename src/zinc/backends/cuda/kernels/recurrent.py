@@ -8,8 +8,9 @@ window shift; steps of up to CONV_MAX_T tokens, longer ones take torch code), `d
 (the token-by-token delta rule: decay, delta update and output of every token, the state held in
 registers between them; in its RAW form also the gates and the q/k L2 norms from the raw
 projections) and `gated_norm_kernel` (the output's RMS norm times silu of the gate). The chunked
-form (prefill) is torch code; it solves the unit lower-triangular system of each chunk with a
-triangular solve.
+form (prefill) is torch code over all chunks at once (it solves the unit lower-triangular system of each
+chunk with a triangular solve), then one `chunk_state_kernel` launch carries the state from chunk to chunk
+(was a Python loop of ~10 launches a chunk).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from zinc.backends.cuda.kernels.mmvq import q8_store
 CONV_MAX_T = 64  # up to this many tokens conv1d runs `conv1d_kernel` (one program walks all the tokens)
 DELTA_BV = 16  # value-dim columns of the state per program of `delta_rule_kernel`
 CONV_BC = 256  # channels per program of `conv1d_kernel`
+CHUNK_BV = 32  # value-dim columns of the state per program of `chunk_state_kernel`
 
 
 @triton.jit(do_not_specialize=["T"])  # T = 1 stays a runtime value: the window-row tests are on tensors
@@ -226,13 +228,61 @@ def delta_net_chunked(q, k, v, g, beta, state: torch.Tensor, chunk: int = 64) ->
     U, W = UW[..., :Sv], UW[..., Sv:]  # (Hv, n, c, S)
     M = torch.matmul(Q, kt) * decay  # (Hv, n, c, c)
     k_end = K * torch.exp(G[..., -1:] - G)[..., None]
-    scale = 1.0 / math.sqrt(Sv)
-    s = state.float()
-    outs = []
-    for j in range(n):
-        d = U[:, j] - torch.matmul(W[:, j], s)  # (Hv, c, S)
-        outs.append((gamma[:, j, :, None] * torch.matmul(Q[:, j], s) + torch.matmul(M[:, j], d)) * scale)
-        s = gamma[:, j, -1, None, None] * s + torch.matmul(k_end[:, j].transpose(-1, -2), d)
+    s = state.float().contiguous()
+    out = torch.empty((Hv, n, c, Sv), dtype=torch.float32, device=v.device)
+    sp, cp = max(16, triton.next_power_of_2(K.shape[-1])), max(16, triton.next_power_of_2(c))
+    bv = min(CHUNK_BV, max(16, triton.next_power_of_2(Sv)))
+    chunk_state_kernel[(Hv, triton.cdiv(Sv, bv))](
+        U.contiguous(), W.contiguous(), Q.contiguous(), M.contiguous(), k_end.contiguous(), gamma.contiguous(), s, out,
+        n, c, K.shape[-1], Sv, 1.0 / math.sqrt(Sv), CP=cp, SP=sp, BV=bv, ST=min(32, sp),
+        PREC="tf32x3" if v.is_cuda else "ieee", num_warps=4, num_stages=2)
     state.copy_(s)
-    out = torch.stack(outs, dim=1)  # (Hv, n, c, S)
     return out.reshape(Hv, n * c, Sv).transpose(0, 1)[:T].contiguous()
+
+
+@triton.jit
+def chunk_state_kernel(U, W, Q, M, KE, GM, s, out, n, C, S, SV, scale, CP: tl.constexpr, SP: tl.constexpr,
+                       BV: tl.constexpr, ST: tl.constexpr, PREC: tl.constexpr = "tf32x3"):
+    """The chunked delta rule's pass from chunk to chunk (`delta_net_chunked`) in one launch: program (h, vb) holds
+    columns vb * BV ... of head h's state (S, SV) in registers, as SP / ST slices of ST key rows, and for each of
+    the n chunks of C tokens computes d = U_j - W_j s, the chunk's output (gamma_j * (Q_j s) + M_j d) * scale and the
+    next state gamma_j[-1] * s + k_end_j^T d (the columns of the state are independent). Products of f32 values to
+    f32 accuracy on tensor cores (tf32x3; PREC "ieee" for the interpreter's exact ones)."""
+    h = tl.program_id(0)
+    vb = tl.program_id(1) * BV + tl.arange(0, BV)
+    vm = vb < SV
+    i = tl.arange(0, CP)
+    im = i < C
+    kr = tl.arange(0, ST)
+    hs = h.to(tl.int64) * S * SV
+    st = ()
+    for t in tl.static_range(SP // ST):
+        kd = t * ST + kr
+        st = st + (tl.load(s + hs + kd[:, None] * SV + vb[None, :], mask=(kd < S)[:, None] & vm[None, :],
+                           other=0.0),)
+    for j in range(0, n):
+        b = h.to(tl.int64) * n + j
+        cv = b * C * SV + i[:, None] * SV + vb[None, :]
+        mv = im[:, None] & vm[None, :]
+        d = tl.load(U + cv, mask=mv, other=0.0)
+        qs = tl.zeros([CP, BV], tl.float32)
+        for t in tl.static_range(SP // ST):
+            kd = t * ST + kr
+            ck = b * C * S + i[:, None] * S + kd[None, :]
+            mk = im[:, None] & (kd < S)[None, :]
+            d -= tl.dot(tl.load(W + ck, mask=mk, other=0.0), st[t], input_precision=PREC)
+            qs += tl.dot(tl.load(Q + ck, mask=mk, other=0.0), st[t], input_precision=PREC)
+        gm = tl.load(GM + b * C + i, mask=im, other=0.0)
+        mj = tl.load(M + b * C * C + i[:, None] * C + i[None, :], mask=im[:, None] & im[None, :], other=0.0)
+        o = (gm[:, None] * qs + tl.dot(mj, d, input_precision=PREC)) * scale
+        tl.store(out + cv, o, mask=mv)
+        glast = tl.load(GM + b * C + C - 1)
+        new = ()
+        for t in tl.static_range(SP // ST):
+            kd = t * ST + kr
+            ke = tl.load(KE + b * C * S + kd[:, None] + i[None, :] * S, mask=(kd < S)[:, None] & im[None, :], other=0.0)
+            new = new + (glast * st[t] + tl.dot(ke, d, input_precision=PREC),)
+        st = new
+    for t in tl.static_range(SP // ST):
+        kd = t * ST + kr
+        tl.store(s + hs + kd[:, None] * SV + vb[None, :], st[t], mask=(kd < S)[:, None] & vm[None, :])
