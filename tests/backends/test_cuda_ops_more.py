@@ -116,8 +116,9 @@ def test_matmul_experts(ops, ref, t, n_tok, x3):
 
 
 def test_many_token_experts_path(ops):
-    """The cost model: many small experts (Qwen3.5-35B-A3B) take the matvec over (token, expert)
-    pairs, few big ones (GPT-OSS 20B) the per-expert GEMMs; exact mode and other types the GEMMs."""
+    """The cost model without the grouped GEMM: many small experts (Qwen3.5-35B-A3B) take the matvec over
+    (token, expert) pairs, few big ones (GPT-OSS 20B) the per-expert GEMMs; exact mode and other types the GEMMs.
+    Both take the grouped GEMM at 8 or 4 pairs an expert; at 2 (or in exact mode) they do not."""
     from types import SimpleNamespace as W
 
     q35 = W(quantized=True, ggml_type=T.Q4_K, shape=(256, 512, 2048), nbytes=256 * 512 * 2048 * 144 // 256)
@@ -125,6 +126,8 @@ def test_many_token_experts_path(ops):
     assert ops._pairs_cheaper(q35, 512 * 8) and not ops._pairs_cheaper(oss, 512 * 4)
     assert not ops._pairs_cheaper(W(**{**q35.__dict__, "ggml_type": T.Q5_0}), 512 * 8)
     assert not CudaOps(device=DEVICE, graphs=False, exact=True)._pairs_cheaper(q35, 512 * 8)
+    assert ops._gemm_experts(q35, 256 * 8) and ops._gemm_experts(oss, 32 * 4) and not ops._gemm_experts(q35, 256 * 2)
+    assert not CudaOps(device=DEVICE, graphs=False, exact=True)._gemm_experts(q35, 512 * 8)
 
 
 def test_capabilities_cover_experts(ops):

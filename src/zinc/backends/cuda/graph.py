@@ -6,8 +6,10 @@ kernel), then the same step is captured with static token and position buffers. 
 their token id and position into those buffers (device to device, no host sync) and replay.
 A prompt chunk of T > 1 tokens is captured the same way, keyed by T too, the second time a chunk
 of that length runs on that cache (full n_ubatch chunks of long prompts and benchmarks repeat; a
-one-off prompt length runs eagerly rather than paying for a capture), and only for models whose
-every op captures at many rows (no routed experts, no recurrent layers: `prefill_capturable`).
+one-off prompt length runs eagerly rather than paying for a capture). Every family's prompt step
+captures: while capturing, the ops take their paths without host syncs (routed experts: the grouped
+GEMM, its pairs aligned on the GPU, or the matvec over the pairs; recurrent layers: the chunked
+delta rule's one kernel a layer); a step that fails to capture runs eagerly from then on.
 The graph bakes in the addresses of the cache tensors; if any changed (a cache rebuilt its
 positions by assignment), the graph is captured again. Captured ops read the extent of the
 attention and the KV cells to write from the position buffer (see `CudaOps.capturing`), so one
@@ -42,7 +44,8 @@ class _Captured:
 
 
 def cache_signature(cache: Any) -> tuple:
-    """The device addresses a captured step reads or writes in `cache`."""
+    """The device addresses (and shapes) of what a captured step reads or writes in `cache`: a new cache can
+    reuse a freed one's Python id and, of another size, its memory."""
     sig = []
     for layer in cache.layers:
         if layer is None:
@@ -51,14 +54,8 @@ def cache_signature(cache: Any) -> tuple:
             t = getattr(layer, name, None)
             for part in (t.q, t.d) if isinstance(t, Q8Cells) else (t,):
                 if isinstance(part, torch.Tensor):
-                    sig.append(part.data_ptr())
+                    sig.append((part.data_ptr(), tuple(part.shape)))
     return tuple(sig)
-
-
-def prefill_capturable(cfg: Any) -> bool:
-    """Whether a many-token step of this model can be captured: MoE prefill groups the tokens of
-    each expert on the host, and the recurrent layers' chunked prefill is not capture-safe."""
-    return not any(cfg.is_moe(il) or cfg.is_recurrent(il) for il in range(cfg.n_layer))
 
 
 class StepGraphs:
@@ -73,8 +70,6 @@ class StepGraphs:
         self.seen: set[tuple] = set()  # prompt-chunk keys run once (captured when they come again)
 
     def capturable(self, forward, cfg, weights, n: int) -> bool:
-        if n > 1 and not prefill_capturable(cfg):
-            return False
         return (id(forward), id(cfg), id(weights), n > 1) not in self.uncapturable
 
     def run(self, forward, cfg, weights, batch, cache) -> torch.Tensor:

@@ -264,12 +264,10 @@ class CudaOps(BaseOps):
     def _gemm_experts(self, w: CudaWeight, pairs: int) -> bool:
         """Whether a prompt's expert matmul is one grouped GEMM (`kmoe.experts_gemm`) instead of the per-expert loop:
         stacks of a type its tiles read (`kq.SUB64`), f16 operands (not in exact mode), at least 4 (token, expert)
-        pairs an expert on average (fewer: the loop was faster on the H200, `bench/cuda_experts_gemm_bench.py`), and
-        not where the matvec over the pairs is cheaper than that loop (many small experts: Qwen3.5-35B-A3B, whose
-        prompt did not get faster in `zinc bench` with the GEMM although its kernels took half the time; see
-        bench/RESULTS.md, twelfth session)."""
-        return (w.quantized and int(w.ggml_type) in kq.SUB64 and not self.exact and pairs >= 4 * w.shape[0]
-                and not self._pairs_cheaper(w, pairs))
+        pairs an expert on average (fewer: the loop was faster on the H200, `bench/cuda_experts_gemm_bench.py`).
+        Also for many small experts (Qwen3.5-35B-A3B), where the matvec over the pairs took twice the GEMM's GPU time
+        and lost only while the prompt was host-bound (bench/RESULTS.md, twelfth and fifteenth sessions)."""
+        return w.quantized and int(w.ggml_type) in kq.SUB64 and not self.exact and pairs >= 4 * w.shape[0]
 
     def _aligned(self, ids, n_experts: int):
         """`kmoe.align_pairs` of ids, made once for the gate, up and down products of one layer."""

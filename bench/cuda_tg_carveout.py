@@ -1,0 +1,94 @@
+"""Is the decode's slowdown after big f16 cuBLAS products (session 15: replay 2,037 -> 2,156 us a step, the kernels'
+own time unchanged) the multiprocessors' L1 / shared-memory split? And does it pass with time?
+
+    python bench/cuda_tg_carveout.py MODEL.gguf [--out DIR]
+
+One process: tg128 fresh; with every loaded Triton kernel's preferred carveout set to 0 (most L1) and to 100 (most
+shared memory), graphs recaptured; back to the default; then after 512x4096x12288 f16 products: tg, after 5 s idle,
+and with each carveout again. Per tg: tok/s and the captured step's replay time (events). JSON under --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import gc
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from triton.compiler.compiler import CompiledKernel
+
+from zinc.api import load
+
+CARVEOUT = 9  # CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    cuda = ctypes.CDLL("libcuda.so.1")
+    m = load(a.model, backend="cuda", n_ctx=4096)
+    rows = []
+
+    def carveout(v: int) -> int:
+        ks = [o for o in gc.get_objects() if isinstance(o, CompiledKernel) and getattr(o, "function", None)]
+        bad = sum(cuda.cuFuncSetAttribute(ctypes.c_void_p(k.function), CARVEOUT, ctypes.c_int(v)) != 0 for k in ks)
+        m.ops._graphs = None  # recapture: kernel nodes keep the attributes they were instantiated with
+        return len(ks) - bad
+
+    def tg(label: str) -> None:
+        cache = m.new_cache(128)
+        rates = []
+        for r in range(3):
+            cache.reset()
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            m.greedy(1, cache, 128)
+            torch.cuda.synchronize()
+            if r:
+                rates.append(128 / (time.perf_counter() - t0))
+        g = [v for k, v in m.ops._graphs.graphs.items() if k[-1] == "greedy"][-1]
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        cache.reset()
+        m.greedy(1, cache, 2)
+        g.count.zero_()
+        torch.cuda.synchronize()
+        e0.record()
+        for _ in range(100):
+            g.graph.replay()
+        e1.record()
+        torch.cuda.synchronize()
+        us = e0.elapsed_time(e1) * 10
+        rows.append({"label": label, "tok_s": rates, "replay_gpu_us": us})
+        print(f"{label:40} {np.mean(rates):7.1f} tok/s  replay {us:7.1f} us", flush=True)
+
+    tg("fresh")
+    ks = [o for o in gc.get_objects() if isinstance(o, CompiledKernel) and getattr(o, "function", None)]
+    print("kernels (shared bytes):", sorted({(k.name[:40], k.metadata.shared) for k in ks}, key=lambda x: -x[1])[:12])
+    for v in (0, 100):
+        n = carveout(v)
+        tg(f"fresh, carveout {v} ({n} kernels)")
+    carveout(-1)
+    tg("fresh, carveout default")
+    a16 = torch.randn(512, 4096, device="cuda", dtype=torch.float16)
+    b16 = torch.randn(12288, 4096, device="cuda", dtype=torch.float16)
+    for _ in range(3):
+        (a16 @ b16.t()).float().sum().item()
+    tg("after f16 products")
+    time.sleep(5)
+    tg("after f16 products, 5 s idle")
+    for v in (0, 100, -1):
+        carveout(v)
+        tg(f"after f16 products, carveout {v}")
+    if a.out:
+        Path(a.out).mkdir(parents=True, exist_ok=True)
+        (Path(a.out) / "tg-carveout.json").write_text(json.dumps({"model": a.model, "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
