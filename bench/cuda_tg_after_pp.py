@@ -15,7 +15,6 @@ import argparse
 import gc
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +23,7 @@ from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, str(Path(__file__).parent))
 from cuda_step_profile import kernel_rows  # noqa: E402
+from cuda_tg_state import tg_rates  # noqa: E402
 
 from zinc.api import load  # noqa: E402
 
@@ -39,15 +39,7 @@ def main() -> None:
 
     def tg(label: str, cells: int = 128) -> None:
         cache = m.new_cache(cells)
-        rates = []
-        for r in range(4):
-            cache.reset()
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            m.greedy(1, cache, 128)
-            torch.cuda.synchronize()
-            if r:
-                rates.append(128 / (time.perf_counter() - t0))
+        rates = tg_rates(m, cache)
         cache.reset()
         m.greedy(1, cache, 8)
         with profile(activities=[ProfilerActivity.CUDA]) as prof:

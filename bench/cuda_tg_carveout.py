@@ -14,6 +14,7 @@ import argparse
 import ctypes
 import gc
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -21,7 +22,10 @@ import numpy as np
 import torch
 from triton.compiler.compiler import CompiledKernel
 
-from zinc.api import load
+sys.path.insert(0, str(Path(__file__).parent))
+from cuda_tg_state import replay_times, tg_rates  # noqa: E402
+
+from zinc.api import load  # noqa: E402
 
 CARVEOUT = 9  # CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
 
@@ -43,27 +47,8 @@ def main() -> None:
 
     def tg(label: str) -> None:
         cache = m.new_cache(128)
-        rates = []
-        for r in range(3):
-            cache.reset()
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            m.greedy(1, cache, 128)
-            torch.cuda.synchronize()
-            if r:
-                rates.append(128 / (time.perf_counter() - t0))
-        g = [v for k, v in m.ops._graphs.graphs.items() if k[-1] == "greedy"][-1]
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        cache.reset()
-        m.greedy(1, cache, 2)
-        g.count.zero_()
-        torch.cuda.synchronize()
-        e0.record()
-        for _ in range(100):
-            g.graph.replay()
-        e1.record()
-        torch.cuda.synchronize()
-        us = e0.elapsed_time(e1) * 10
+        rates = tg_rates(m, cache)
+        us = replay_times(m, cache)[0]
         rows.append({"label": label, "tok_s": rates, "replay_gpu_us": us})
         print(f"{label:40} {np.mean(rates):7.1f} tok/s  replay {us:7.1f} us", flush=True)
 

@@ -23,6 +23,38 @@ from zinc.api import load
 from zinc.backends.cuda.kernels import flash as kflash
 
 
+def tg_rates(m, cache, runs: int = 3) -> list[float]:
+    """tok/s of `runs` greedy 128-token decodes from the start of `cache` (reset each time), after one untimed."""
+    rates = []
+    for r in range(runs + 1):
+        cache.reset()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        m.greedy(1, cache, 128)
+        torch.cuda.synchronize()
+        if r:
+            rates.append(128 / (time.perf_counter() - t0))
+    return rates
+
+
+def replay_times(m, cache, n: int = 100) -> tuple[float, float]:
+    """n back-to-back replays of the greedy graph captured on `cache`: (GPU µs a replay by events, host µs to enqueue)."""
+    g = [v for k, v in m.ops._graphs.graphs.items() if k[-1] == "greedy"][-1]
+    cache.reset()
+    m.greedy(1, cache, 2)
+    g.count.zero_()
+    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    e0.record()
+    for _ in range(n):
+        g.graph.replay()
+    e1.record()
+    t1 = time.perf_counter()
+    torch.cuda.synchronize()
+    return e0.elapsed_time(e1) * 1e3 / n, (t1 - t0) * 1e6 / n
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("model")
@@ -35,30 +67,8 @@ def main() -> None:
 
     def tg(label: str) -> None:
         cache = m.new_cache(128)
-        rates = []
-        for r in range(3):
-            cache.reset()
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            m.greedy(1, cache, 128)
-            torch.cuda.synchronize()
-            if r:
-                rates.append(128 / (time.perf_counter() - t0))
-        g = [v for k, v in m.ops._graphs.graphs.items() if k[-1] == "greedy"][-1]
-        cache.reset()
-        m.greedy(1, cache, 2)
-        g.count.zero_()
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        e0.record()
-        for _ in range(100):
-            g.graph.replay()
-        e1.record()
-        t1 = time.perf_counter()
-        torch.cuda.synchronize()
-        gpu_us = e0.elapsed_time(e1) * 1e3 / 100
-        host_us = (t1 - t0) * 1e6 / 100
+        rates = tg_rates(m, cache)
+        gpu_us, host_us = replay_times(m, cache)
         rows.append({"label": label, "tok_s": rates, "replay_gpu_us": gpu_us, "replay_host_enqueue_us": host_us})
         print(f"{label:34} {np.mean(rates):7.1f} tok/s  replay: gpu {gpu_us:7.1f} us, host enqueue {host_us:7.1f} us",
               flush=True)
