@@ -8,8 +8,9 @@ shared memory), graphs recaptured; back to the default; then after 512x4096x1228
 and with each carveout again (--variant sequence, the session-15 run). The slow state is sticky, so the other
 variants each want a fresh process and set something before the first f16 product: control (nothing), l1-first /
 half-first (every Triton kernel's carveout 0 / 50 after a first tg), ctx-l1 (the context's cache config "prefer L1",
-cuCtxSetCacheConfig, right after the load). Per tg: tok/s and the captured step's replay time (events). JSON under
---out.
+cuCtxSetCacheConfig, right after the load); and what kind of product leaves it slow: f32-products (the same sizes in
+f32 through cuBLAS), triton-products (f16, a Triton tile product). Per tg: tok/s, the captured step's replay time
+(events) and the SM clocks nvidia-smi saw meanwhile. JSON under --out.
 """
 
 from __future__ import annotations
@@ -18,12 +19,15 @@ import argparse
 import ctypes
 import gc
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
+import triton
+import triton.language as tl
 from triton.compiler.compiler import CompiledKernel
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -33,7 +37,30 @@ from zinc.api import load  # noqa: E402
 
 CARVEOUT = 9  # CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT
 PREFER_L1 = 2  # CU_FUNC_CACHE_PREFER_L1
-VARIANTS = ("sequence", "control", "l1-first", "half-first", "ctx-l1")
+VARIANTS = ("sequence", "control", "l1-first", "half-first", "ctx-l1", "f32-products", "triton-products")
+
+
+def sm_clocks(proc) -> list[int]:
+    """The SM clocks (MHz) an `nvidia-smi -lms` sampler printed, once it is stopped."""
+    proc.terminate()
+    out = proc.communicate()[0]
+    return [int(v) for v in out.split() if v.strip().isdigit()]
+
+
+@triton.jit
+def _gemm_kernel(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """c = a @ b.T for f16 a (M, K), b (N, K), contiguous, M, N, K multiples of the blocks: a plain tensor-core
+    tile product whose shared memory Triton chooses (the f16 products' stand-in without cuBLAS)."""
+    pm, pn = tl.program_id(0), tl.program_id(1)
+    rm = pm * BM + tl.arange(0, BM)
+    rn = pn * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        x = tl.load(a + rm[:, None] * K + k + rk[None, :])
+        w = tl.load(b + rn[:, None] * K + k + rk[None, :])
+        acc += tl.dot(x, tl.trans(w))
+    tl.store(c + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
 
 
 def main() -> None:
@@ -56,16 +83,28 @@ def main() -> None:
 
     def tg(label: str) -> None:
         cache = m.new_cache(128)
+        smi = subprocess.Popen(["nvidia-smi", "--query-gpu=clocks.sm", "--format=csv,noheader,nounits", "-lms", "50"],
+                               stdout=subprocess.PIPE, text=True)
         rates = tg_rates(m, cache)
         us = replay_times(m, cache)[0]
-        rows.append({"label": label, "tok_s": rates, "replay_gpu_us": us})
-        print(f"{label:40} {np.mean(rates):7.1f} tok/s  replay {us:7.1f} us", flush=True)
+        mhz = sm_clocks(smi)
+        rows.append({"label": label, "tok_s": rates, "replay_gpu_us": us, "sm_mhz": mhz})
+        print(f"{label:40} {np.mean(rates):7.1f} tok/s  replay {us:7.1f} us  SM MHz {min(mhz, default=0)}-"
+              f"{max(mhz, default=0)}", flush=True)
 
     def products() -> None:
-        a16 = torch.randn(512, 4096, device="cuda", dtype=torch.float16)
-        b16 = torch.randn(12288, 4096, device="cuda", dtype=torch.float16)
+        dt = torch.float32 if a.variant == "f32-products" else torch.float16
+        a16 = torch.randn(512, 4096, device="cuda", dtype=dt)
+        b16 = torch.randn(12288, 4096, device="cuda", dtype=dt)
         for _ in range(3):
-            (a16 @ b16.t()).float().sum().item()
+            if a.variant == "triton-products":
+                c = torch.empty(512, 12288, device="cuda", dtype=dt)
+                k = _gemm_kernel[(512 // 128, 12288 // 128)](a16, b16, c, 512, 12288, 4096, BM=128, BN=128, BK=64,
+                                                             num_warps=8, num_stages=3)
+                print("triton product shared bytes:", k.metadata.shared)
+                c.float().sum().item()
+            else:
+                (a16 @ b16.t()).float().sum().item()
 
     tg("fresh")
     if a.variant == "sequence":

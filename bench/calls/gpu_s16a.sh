@@ -5,7 +5,7 @@ export PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1
 mkdir -p .real $OUT/r
 python3 -m zinc.synth qwen3-8b -o .real/q8b.gguf --ftype Q4_K_M -q > /dev/null 2>&1
 (python3 -m zinc.synth qwen35-35b-a3b -o .real/q35.gguf --ftype Q4_K_M -q > $OUT/r/synth.log 2>&1) &
-for v in control l1-first half-first ctx-l1 control; do
+for v in control l1-first half-first ctx-l1 f32-products triton-products control; do
   timeout 90 python3 bench/cuda_tg_carveout.py .real/q8b.gguf --variant $v --out $OUT/r/$v-$RANDOM 2>&1 | grep -v -i warn
 done
 timeout 170 python3 -m pytest -q -x -p no:cacheprovider tests/backends/test_cuda_graph.py -rf 2>&1 | tail -4
