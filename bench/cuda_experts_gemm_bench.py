@@ -1,9 +1,10 @@
 """A prompt's expert matmuls on the GPU: the grouped GEMM (`kernels.moe.experts_gemm`) over a configuration grid
-against the paths before it (the 8-bit matvec over (token, expert) pairs, the per-expert dequantize + GEMM loop),
+against the paths before it (the 8-bit matvec over (token, expert) pairs, the per-expert dequantize + GEMM loop)
+and, with --forms, in each int-to-float form of its tiles (`quant.sub64` MODE) with either operand order (SWAP),
 at the expert shapes of Qwen3.5-35B-A3B (Q4_K / Q6_K, 256 experts of 512, 8 a token) and GPT-OSS 20B (MXFP4,
 32 experts of 2880, 4 a token). Checked against a float32 product of the dequantized experts.
 
-    python bench/cuda_experts_gemm_bench.py [--out DIR]
+    python bench/cuda_experts_gemm_bench.py [--out DIR] [--tokens 16,64,...] [--forms] [--shapes 0,2] [--grid 0,3]
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ SHAPES = [  # name, type, experts, N, K, experts a token, glu
     ("oss down", T.MXFP4, 32, 2880, 2880, 4, False),
 ]
 GRID = [(0, 64, 4, 3), (0, 64, 4, 2), (0, 32, 4, 3), (0, 128, 4, 3), (0, 128, 8, 3), (16, 64, 4, 3), (32, 64, 4, 3),
-        (64, 64, 4, 3), (64, 128, 8, 2), (32, 128, 8, 3), (64, 64, 8, 3)]
+        (64, 64, 4, 3), (64, 128, 8, 2), (32, 128, 8, 3), (64, 64, 8, 3)]  # bm (0: auto), bn, warps, stages
+FORMS = [(0, False), (1, False), (2, False), (0, True), (1, True), (2, True)]  # sub64 int-to-float MODE, SWAP
 
 
 def reference(x, deq, ids, glu):
@@ -52,11 +54,14 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")))
     ap.add_argument("--tokens", default="16,64,512,2048")
+    ap.add_argument("--forms", action="store_true", help="each configuration in every FORMS entry too")
+    ap.add_argument("--shapes", default="", help="comma-separated SHAPES indices (default: all)")
+    ap.add_argument("--grid", default="", help="comma-separated GRID indices (default: all)")
     a = ap.parse_args()
     ops = CudaOps(device="cuda", graphs=False)
     rng = np.random.default_rng(0)
     rows = []
-    for name, t, e, n, k, nsel, glu in SHAPES:
+    for name, t, e, n, k, nsel, glu in [SHAPES[int(i)] for i in a.shapes.split(",")] if a.shapes else SHAPES:
         qs = [QTensor(f"w{i}", t, (e, n, k), random_blocks(t, e * n * k, rng, scale=0.05)) for i in range(1 + glu)]
         ws = [ops.upload(q) for q in qs]
         deq = [ops.dequantize(w, torch.float32).view(e, n, k) for w in ws]
@@ -79,11 +84,13 @@ def main() -> None:
                     del CudaOps._gemm_experts
 
             variants = [("before", old)]
-            for bm, bn, w, st in GRID:
-                def fn(bm=bm, bn=bn, w=w, st=st):
-                    return kmoe.experts_gemm(x, ws[0].parts, int(t), e, n, k, ids, bm=bm, bn=bn, warps=w, stages=st,
-                                             glu=(ws[1].parts, kel.GLU_ACTS["silu"]) if glu else None)
-                variants.append((f"gemm bm={bm or 'auto'} bn={bn} w={w} st={st}", fn))
+            for bm, bn, w, st in [GRID[int(i)] for i in a.grid.split(",")] if a.grid else GRID:
+                for mode, swap in FORMS if a.forms else FORMS[:1]:
+                    def fn(bm=bm, bn=bn, w=w, st=st, mode=mode, swap=swap):
+                        return kmoe.experts_gemm(x, ws[0].parts, int(t), e, n, k, ids, bm=bm, bn=bn, warps=w, stages=st,
+                                                 glu=(ws[1].parts, kel.GLU_ACTS["silu"]) if glu else None, mode=mode,
+                                                 swap=swap)
+                    variants.append((f"gemm bm={bm or 'auto'} bn={bn} w={w} st={st} mode={mode} swap={int(swap)}", fn))
             variants.append(("align only", lambda: kmoe.align_pairs(ids, e, kmoe.block_rows(ids.numel(), e))))
             for vname, fn in variants:
                 try:
@@ -98,7 +105,7 @@ def main() -> None:
             base = next((r["us"] for r in sel if r["variant"] == "before"), float("nan"))
             ok = [r for r in sel if r["variant"].startswith("gemm") and r["rel_err"] < 5e-3]
             best = sorted(ok, key=lambda r: r["us"])[:3]
-            auto = [r for r in ok if "auto" in r["variant"] and "bn=64 w=4 st=3" in r["variant"]]
+            auto = [r for r in ok if "auto" in r["variant"] and "bn=64 w=4 st=3 mode=0 swap=0" in r["variant"]]
             print(f"{name:12} {t.name:6} T={n_tok:5d}: before {base:9.1f} us; default "
                   f"{auto[0]['us'] if auto else float('nan'):8.1f} us; best " +
                   "; ".join(f"{r['variant']} {r['us']:.1f} us (err {r['rel_err']:.1e})" for r in best), flush=True)

@@ -1,15 +1,13 @@
 # Session 16, call 1: (1) does anything set before the first prompt keep the decode fast after f16 cuBLAS products?
-# bench/cuda_tg_carveout.py --variant, one fresh process a variant (the slow state is sticky); (2) the CUDA graph
-# tests (the gemma4moe prompt-chunk case not yet GPU-run); (3) zinc bench of Qwen3.5-35B-A3B with the final prompt code.
+# bench/cuda_tg_carveout.py --variant, one fresh process a variant (the slow state is sticky), SM clocks sampled;
+# (2) the grouped experts GEMM's int-to-float forms and operand order (bench/cuda_experts_gemm_bench.py --forms) at
+# Qwen3.5-35B-A3B's expert shapes.
 export PYTHONPATH=$PWD/src PYTHONUNBUFFERED=1
 mkdir -p .real $OUT/r
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv
 python3 -m zinc.synth qwen3-8b -o .real/q8b.gguf --ftype Q4_K_M -q > /dev/null 2>&1
-(python3 -m zinc.synth qwen35-35b-a3b -o .real/q35.gguf --ftype Q4_K_M -q > $OUT/r/synth.log 2>&1) &
 for v in control l1-first half-first ctx-l1 f32-products triton-products control; do
   timeout 90 python3 bench/cuda_tg_carveout.py .real/q8b.gguf --variant $v --out $OUT/r/$v-$RANDOM 2>&1 | grep -v -i warn
 done
-timeout 170 python3 -m pytest -q -x -p no:cacheprovider tests/backends/test_cuda_graph.py -rf 2>&1 | tail -4
-while pgrep -f zinc.synth > /dev/null; do sleep 2; done
-timeout 120 python3 -m zinc.cli bench -m .real/q35.gguf --backend cuda -p 512,2048 -n 128 -r 3 --json > $OUT/r/q35.json 2> $OUT/r/q35.log
-python3 -c "import json; d=json.load(open('$OUT/r/q35.json')); print(d['verify']['ok'], [(t['name'], round(t['tok_s'],1), round(t['tok_s_sd'],1)) for t in d['tests']])" || tail -3 $OUT/r/q35.log
+timeout 270 python3 bench/cuda_experts_gemm_bench.py --shapes 0,2 --tokens 512,2048 --forms --grid 0,3,4,6,7 --out $OUT/r 2>&1 | grep -v -i warn
 tar czf $OUT/s16a.tgz -C $OUT r && rm -rf $OUT/r

@@ -116,13 +116,14 @@ def weighted_sum(x: torch.Tensor, w: torch.Tensor, shared: torch.Tensor | None =
 @triton.jit
 def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K, NSEL, sx,
                         QT: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, PER_TOKEN: tl.constexpr,
-                        GLU: tl.constexpr, ACT: tl.constexpr):
+                        GLU: tl.constexpr, ACT: tl.constexpr, MODE: tl.constexpr = 0, SWAP: tl.constexpr = False):
     """Grouped expert GEMM, one launch for every expert hit: program (m, n) takes the BM (token, slot) pairs
     pairs[m * BM ...] (-1: padding) that all chose expert block_e[m] (-1: an unused block) and computes columns
     n * BN ... of their x @ W_e^T (x row: the pair's token with PER_TOKEN, else the pair itself), each of the
     expert's weight tiles dequantized once (`quant.sub64`: Q4_K, Q6_K, Q8_0, MXFP4; f16 operands, f32
     accumulation). GLU: a second weight (a2..d2) of the same type and shape, out = act(x W^T) * (x W2^T).
-    out (pairs, N) f32, row = pair id."""
+    out (pairs, N) f32, row = pair id. MODE: `quant.sub64`'s int-to-float form; SWAP: the products as W x^T (the
+    weight tile the dot's first operand), out stored transposed."""
     pm = tl.program_id(0)
     e = tl.load(block_e + pm)
     if e < 0:
@@ -137,18 +138,33 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
     n = tl.program_id(1) * BN + tl.arange(0, BN)
     nm = n < N
     r = (e * N + tl.where(nm, n, 0)).to(tl.int64)
-    acc = tl.zeros([BM, BN], tl.float32)
-    acc2 = tl.zeros([BM, BN], tl.float32)
+    if SWAP:
+        acc = tl.zeros([BN, BM], tl.float32)
+        acc2 = tl.zeros([BN, BM], tl.float32)
+    else:
+        acc = tl.zeros([BM, BN], tl.float32)
+        acc2 = tl.zeros([BM, BN], tl.float32)
     for k0 in range(0, K, 64):
         kk = k0 + tl.arange(0, 64)
         xa = tl.load(x + xr[:, None] * sx + kk[None, :], mask=pmask[:, None] & (kk < K)[None, :], other=0.0)
         xa = xa.to(tl.float16)
-        acc = tl.dot(xa, tl.trans(sub64(a, b, c, d, r, k0, K, QT).to(tl.float16)), acc)
+        wt = sub64(a, b, c, d, r, k0, K, QT, MODE).to(tl.float16)
+        if SWAP:
+            acc = tl.dot(wt, tl.trans(xa), acc)
+        else:
+            acc = tl.dot(xa, tl.trans(wt), acc)
         if GLU:
-            acc2 = tl.dot(xa, tl.trans(sub64(a2, b2, c2, d2, r, k0, K, QT).to(tl.float16)), acc2)
+            wt2 = sub64(a2, b2, c2, d2, r, k0, K, QT, MODE).to(tl.float16)
+            if SWAP:
+                acc2 = tl.dot(wt2, tl.trans(xa), acc2)
+            else:
+                acc2 = tl.dot(xa, tl.trans(wt2), acc2)
     if GLU:
         acc = glu_act(acc, acc2, ACT)
-    tl.store(out + pc.to(tl.int64)[:, None] * N + n[None, :], acc, mask=pmask[:, None] & nm[None, :])
+    if SWAP:
+        tl.store(out + pc.to(tl.int64)[None, :] * N + n[:, None], acc, mask=pmask[None, :] & nm[:, None])
+    else:
+        tl.store(out + pc.to(tl.int64)[:, None] * N + n[None, :], acc, mask=pmask[:, None] & nm[None, :])
 
 
 @triton.jit
@@ -201,7 +217,8 @@ def align_pairs(ids: torch.Tensor, n_experts: int, bm: int) -> tuple[torch.Tenso
 
 
 def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: int, ids: torch.Tensor,
-                 aligned=None, glu=None, bm: int = 0, bn: int = 64, warps: int = 4, stages: int = 3) -> torch.Tensor:
+                 aligned=None, glu=None, bm: int = 0, bn: int = 64, warps: int = 4, stages: int = 3, mode: int = 0,
+                 swap: bool = False) -> torch.Tensor:
     """x (T, K) or (T * k, K) f32, a quantized stack (E, N, K) as `parts` of type qtype, ids (T, k) ->
     (T, k, N) f32 through `experts_gemm_kernel`; aligned: `align_pairs(ids, E, bm)` when already made;
     glu: (parts of the up stack, GLU_ACTS code) for act(x Wg^T) * (x Wu^T)."""
@@ -215,7 +232,7 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
     experts_gemm_kernel[(block_e.numel(), triton.cdiv(n, bn))](
         x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, n, k, nsel, x.stride(0), QT=qtype, BM=bm, BN=bn,
         PER_TOKEN=x.shape[0] == T and nsel > 1, GLU=glu is not None, ACT=glu[1] if glu is not None else 0,
-        num_warps=warps, num_stages=stages)
+        MODE=mode, SWAP=swap, num_warps=warps, num_stages=stages)
     return out.reshape(T, nsel, n)
 
 
