@@ -4,7 +4,7 @@ and, with --forms, in each int-to-float form of its tiles (`quant.sub64` MODE) w
 at the expert shapes of Qwen3.5-35B-A3B (Q4_K / Q6_K, 256 experts of 512, 8 a token) and GPT-OSS 20B (MXFP4,
 32 experts of 2880, 4 a token). Checked against a float32 product of the dequantized experts.
 
-    python bench/cuda_experts_gemm_bench.py [--out DIR] [--tokens 16,64,...] [--forms] [--shapes 0,2] [--grid 0,3]
+    python bench/cuda_experts_gemm_bench.py [--out DIR] [--tokens 16,64,...] [--forms] [--shapes 0,2] [--grid 0,3] [--configs 'bm,bn,w,st,mode,swap;...']
 """
 
 from __future__ import annotations
@@ -57,6 +57,7 @@ def main() -> None:
     ap.add_argument("--forms", action="store_true", help="each configuration in every FORMS entry too")
     ap.add_argument("--shapes", default="", help="comma-separated SHAPES indices (default: all)")
     ap.add_argument("--grid", default="", help="comma-separated GRID indices (default: all)")
+    ap.add_argument("--configs", default="", help="'bm,bn,warps,stages,mode,swap;...' instead of GRID and FORMS")
     a = ap.parse_args()
     ops = CudaOps(device="cuda", graphs=False)
     rng = np.random.default_rng(0)
@@ -84,13 +85,15 @@ def main() -> None:
                     del CudaOps._gemm_experts
 
             variants = [("before", old)]
-            for bm, bn, w, st in [GRID[int(i)] for i in a.grid.split(",")] if a.grid else GRID:
-                for mode, swap in FORMS if a.forms else FORMS[:1]:
-                    def fn(bm=bm, bn=bn, w=w, st=st, mode=mode, swap=swap):
-                        return kmoe.experts_gemm(x, ws[0].parts, int(t), e, n, k, ids, bm=bm, bn=bn, warps=w, stages=st,
-                                                 glu=(ws[1].parts, kel.GLU_ACTS["silu"]) if glu else None, mode=mode,
-                                                 swap=swap)
-                    variants.append((f"gemm bm={bm or 'auto'} bn={bn} w={w} st={st} mode={mode} swap={int(swap)}", fn))
+            grid = [GRID[int(i)] for i in a.grid.split(",")] if a.grid else GRID
+            configs = ([tuple(map(int, c.split(","))) for c in a.configs.split(";")] if a.configs else
+                       [g + f for g in grid for f in (FORMS if a.forms else FORMS[:1])])
+            for bm, bn, w, st, mode, swap in configs:
+                def fn(bm=bm, bn=bn, w=w, st=st, mode=mode, swap=swap):
+                    return kmoe.experts_gemm(x, ws[0].parts, int(t), e, n, k, ids, bm=bm, bn=bn, warps=w, stages=st,
+                                             glu=(ws[1].parts, kel.GLU_ACTS["silu"]) if glu else None, mode=mode,
+                                             swap=swap)
+                variants.append((f"gemm bm={bm or 'auto'} bn={bn} w={w} st={st} mode={mode} swap={int(swap)}", fn))
             variants.append(("align only", lambda: kmoe.align_pairs(ids, e, kmoe.block_rows(ids.numel(), e))))
             for vname, fn in variants:
                 try:
