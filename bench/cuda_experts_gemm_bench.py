@@ -1,10 +1,10 @@
 """A prompt's expert matmuls on the GPU: the grouped GEMM (`kernels.moe.experts_gemm`) over a configuration grid
 against the paths before it (the 8-bit matvec over (token, expert) pairs, the per-expert dequantize + GEMM loop)
-and, with --forms, in each int-to-float form of its tiles (`quant.sub64` MODE) with either operand order (SWAP),
+and, with --forms, in either operand order (SWAP; else the default rule),
 at the expert shapes of Qwen3.5-35B-A3B (Q4_K / Q6_K, 256 experts of 512, 8 a token) and GPT-OSS 20B (MXFP4,
 32 experts of 2880, 4 a token). Checked against a float32 product of the dequantized experts.
 
-    python bench/cuda_experts_gemm_bench.py [--out DIR] [--tokens 16,64,...] [--forms] [--shapes 0,2] [--grid 0,3] [--configs 'bm,bn,w,st,mode,swap;...']
+    python bench/cuda_experts_gemm_bench.py [--out DIR] [--tokens 16,64,...] [--forms] [--shapes 0,2] [--grid 0,3] [--configs 'bm,bn,w,st,swap;...']
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ SHAPES = [  # name, type, experts, N, K, experts a token, glu
 ]
 GRID = [(0, 64, 4, 3), (0, 64, 4, 2), (0, 32, 4, 3), (0, 128, 4, 3), (0, 128, 8, 3), (16, 64, 4, 3), (32, 64, 4, 3),
         (64, 64, 4, 3), (64, 128, 8, 2), (32, 128, 8, 3), (64, 64, 8, 3)]  # bm (0: auto), bn, warps, stages
-FORMS = [(0, False), (1, False), (2, False), (0, True), (1, True), (2, True)]  # sub64 int-to-float MODE, SWAP
+FORMS = [(0,), (1,)]  # the kernel's SWAP (default: the rule of `kmoe.experts_gemm`)
 
 
 def reference(x, deq, ids, glu):
@@ -57,7 +57,8 @@ def main() -> None:
     ap.add_argument("--forms", action="store_true", help="each configuration in every FORMS entry too")
     ap.add_argument("--shapes", default="", help="comma-separated SHAPES indices (default: all)")
     ap.add_argument("--grid", default="", help="comma-separated GRID indices (default: all)")
-    ap.add_argument("--configs", default="", help="'bm,bn,warps,stages,mode,swap;...' instead of GRID and FORMS")
+    ap.add_argument("--configs", default="", help="'bm,bn,warps,stages,swap;...' (swap -1: the default rule) instead "
+                    "of GRID and FORMS")
     a = ap.parse_args()
     ops = CudaOps(device="cuda", graphs=False)
     rng = np.random.default_rng(0)
@@ -87,13 +88,13 @@ def main() -> None:
             variants = [("before", old)]
             grid = [GRID[int(i)] for i in a.grid.split(",")] if a.grid else GRID
             configs = ([tuple(map(int, c.split(","))) for c in a.configs.split(";")] if a.configs else
-                       [g + f for g in grid for f in (FORMS if a.forms else FORMS[:1])])
-            for bm, bn, w, st, mode, swap in configs:
-                def fn(bm=bm, bn=bn, w=w, st=st, mode=mode, swap=swap):
+                       [g + f for g in grid for f in (FORMS if a.forms else [(-1,)])])
+            for bm, bn, w, st, swap in configs:
+                def fn(bm=bm, bn=bn, w=w, st=st, swap=swap):
                     return kmoe.experts_gemm(x, ws[0].parts, int(t), e, n, k, ids, bm=bm, bn=bn, warps=w, stages=st,
-                                             glu=(ws[1].parts, kel.GLU_ACTS["silu"]) if glu else None, mode=mode,
-                                             swap=swap)
-                variants.append((f"gemm bm={bm or 'auto'} bn={bn} w={w} st={st} mode={mode} swap={int(swap)}", fn))
+                                             glu=(ws[1].parts, kel.GLU_ACTS["silu"]) if glu else None,
+                                             swap=None if swap < 0 else bool(swap))
+                variants.append((f"gemm bm={bm or 'auto'} bn={bn} w={w} st={st} swap={'auto' if swap < 0 else swap}", fn))
             variants.append(("align only", lambda: kmoe.align_pairs(ids, e, kmoe.block_rows(ids.numel(), e))))
             for vname, fn in variants:
                 try:
@@ -108,7 +109,7 @@ def main() -> None:
             base = next((r["us"] for r in sel if r["variant"] == "before"), float("nan"))
             ok = [r for r in sel if r["variant"].startswith("gemm") and r["rel_err"] < 5e-3]
             best = sorted(ok, key=lambda r: r["us"])[:3]
-            auto = [r for r in ok if "auto" in r["variant"] and "bn=64 w=4 st=3 mode=0 swap=0" in r["variant"]]
+            auto = [r for r in ok if r["variant"] == "gemm bm=auto bn=64 w=4 st=3 swap=auto"]
             print(f"{name:12} {t.name:6} T={n_tok:5d}: before {base:9.1f} us; default "
                   f"{auto[0]['us'] if auto else float('nan'):8.1f} us; best " +
                   "; ".join(f"{r['variant']} {r['us']:.1f} us (err {r['rel_err']:.1e})" for r in best), flush=True)

@@ -116,14 +116,14 @@ def weighted_sum(x: torch.Tensor, w: torch.Tensor, shared: torch.Tensor | None =
 @triton.jit
 def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K, NSEL, sx,
                         QT: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, PER_TOKEN: tl.constexpr,
-                        GLU: tl.constexpr, ACT: tl.constexpr, MODE: tl.constexpr = 0, SWAP: tl.constexpr = False):
+                        GLU: tl.constexpr, ACT: tl.constexpr, SWAP: tl.constexpr):
     """Grouped expert GEMM, one launch for every expert hit: program (m, n) takes the BM (token, slot) pairs
     pairs[m * BM ...] (-1: padding) that all chose expert block_e[m] (-1: an unused block) and computes columns
     n * BN ... of their x @ W_e^T (x row: the pair's token with PER_TOKEN, else the pair itself), each of the
     expert's weight tiles dequantized once (`quant.sub64`: Q4_K, Q6_K, Q8_0, MXFP4; f16 operands, f32
     accumulation). GLU: a second weight (a2..d2) of the same type and shape, out = act(x W^T) * (x W2^T).
-    out (pairs, N) f32, row = pair id. MODE: `quant.sub64`'s int-to-float form; SWAP: the products as W x^T (the
-    weight tile the dot's first operand), out stored transposed."""
+    out (pairs, N) f32, row = pair id. SWAP: the products as W x^T (the weight tile the dot's first operand), out
+    stored transposed."""
     pm = tl.program_id(0)
     e = tl.load(block_e + pm)
     if e < 0:
@@ -148,13 +148,13 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
         kk = k0 + tl.arange(0, 64)
         xa = tl.load(x + xr[:, None] * sx + kk[None, :], mask=pmask[:, None] & (kk < K)[None, :], other=0.0)
         xa = xa.to(tl.float16)
-        wt = sub64(a, b, c, d, r, k0, K, QT, MODE).to(tl.float16)
+        wt = sub64(a, b, c, d, r, k0, K, QT).to(tl.float16)
         if SWAP:
             acc = tl.dot(wt, tl.trans(xa), acc)
         else:
             acc = tl.dot(xa, tl.trans(wt), acc)
         if GLU:
-            wt2 = sub64(a2, b2, c2, d2, r, k0, K, QT, MODE).to(tl.float16)
+            wt2 = sub64(a2, b2, c2, d2, r, k0, K, QT).to(tl.float16)
             if SWAP:
                 acc2 = tl.dot(wt2, tl.trans(xa), acc2)
             else:
@@ -217,13 +217,17 @@ def align_pairs(ids: torch.Tensor, n_experts: int, bm: int) -> tuple[torch.Tenso
 
 
 def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: int, ids: torch.Tensor,
-                 aligned=None, glu=None, bm: int = 0, bn: int = 64, warps: int = 4, stages: int = 3, mode: int = 0,
-                 swap: bool = False) -> torch.Tensor:
+                 aligned=None, glu=None, bm: int = 0, bn: int = 64, warps: int = 4, stages: int = 3,
+                 swap: bool | None = None) -> torch.Tensor:
     """x (T, K) or (T * k, K) f32, a quantized stack (E, N, K) as `parts` of type qtype, ids (T, k) ->
     (T, k, N) f32 through `experts_gemm_kernel`; aligned: `align_pairs(ids, E, bm)` when already made;
-    glu: (parts of the up stack, GLU_ACTS code) for act(x Wg^T) * (x Wu^T)."""
+    glu: (parts of the up stack, GLU_ACTS code) for act(x Wg^T) * (x Wu^T). swap: the kernel's SWAP, by default
+    for blocks of up to 32 pairs and for MXFP4 (`bench/cuda_experts_gemm_bench.py`, session 16: Qwen3.5's experts
+    at 512 tokens 540 -> 381 us gate + up, GPT-OSS's 1,341 -> 1,087; with 64-pair blocks of Q4_K / Q6_K the
+    unswapped order was 4-15 % faster)."""
     T, nsel = ids.shape
     bm = bm or block_rows(T * nsel, n_experts)
+    swap = bm <= 32 or qtype == 39 if swap is None else swap
     pairs, block_e = aligned if aligned is not None else align_pairs(ids, n_experts, bm)
     x = x.reshape(-1, k).contiguous()
     out = torch.empty((T * nsel, n), dtype=torch.float32, device=x.device)
@@ -232,10 +236,12 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
     experts_gemm_kernel[(block_e.numel(), triton.cdiv(n, bn))](
         x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, n, k, nsel, x.stride(0), QT=qtype, BM=bm, BN=bn,
         PER_TOKEN=x.shape[0] == T and nsel > 1, GLU=glu is not None, ACT=glu[1] if glu is not None else 0,
-        MODE=mode, SWAP=swap, num_warps=warps, num_stages=stages)
+        SWAP=bool(swap), num_warps=warps, num_stages=stages)
     return out.reshape(T, nsel, n)
 
 
 def block_rows(n_pairs: int, n_experts: int) -> int:
-    """Pairs a block of `experts_gemm_kernel`: the mean pairs an expert, as a power of two in 16..64."""
-    return min(64, max(16, triton.next_power_of_2(max(1, n_pairs // n_experts))))
+    """Pairs a block of `experts_gemm_kernel`: twice the mean pairs an expert (most experts' pairs in one block, their
+    tiles dequantized once), as a power of two in 16..64 (session 16 sweep: Qwen3.5 at 512 tokens, 16 pairs an
+    expert, 32-pair blocks)."""
+    return min(64, max(16, triton.next_power_of_2(max(1, 2 * n_pairs // n_experts))))

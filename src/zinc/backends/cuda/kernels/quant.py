@@ -168,24 +168,18 @@ def _fp4(q):
 
 
 @triton.jit
-def _small_int(q, bias: tl.constexpr, MODE: tl.constexpr):
-    """Small non-negative ints q (int32, < 2**10) minus bias as floats, without an int-to-float conversion where MODE
-    says: 0 f32 by conversion (I2F, a quarter of the ALU rate), 1 f32 from the bits (2**23 + q) less 2**23 + bias,
-    2 f16 from the bits (1024 + q) less 1024 + bias."""
-    if MODE == 0:
-        return (q - bias).to(tl.float32)
-    elif MODE == 1:
-        return (q | 0x4B000000).to(tl.float32, bitcast=True) - (8388608.0 + bias)
-    else:
-        return (q | 0x6400).to(tl.int16).to(tl.float16, bitcast=True) - (1024.0 + bias)
+def _small_f16(q, bias: tl.constexpr):
+    """Small non-negative ints q (int32, < 1024) minus bias as f16, from the bits of 1024 + q: no int-to-float
+    conversion (a quarter of the ALU rate: the grouped experts GEMM's tiles were bound by it, session 16)."""
+    return (q | 0x6400).to(tl.int16).to(tl.float16, bitcast=True) - (1024.0 + bias)
 
 
 @triton.jit
-def sub64(a, b, c, d, r, k0, K, QT: tl.constexpr, MODE: tl.constexpr = 0):
+def sub64(a, b, c, d, r, k0, K, QT: tl.constexpr):
     """Values k0 .. k0 + 63 (k0 a multiple of 64) of rows r (BN,) int64 of a Q4_K, Q6_K, Q8_0 or MXFP4 weight ->
-    (BN, 64) f32 (f16 for Q4_K / Q6_K with MODE 2: the products in f16), built as (BN, 2, 32) halves (values past K:
-    0): the GEMM tile of `kernels.moe.experts_gemm`, small enough to stay in registers where `_tile`'s whole
-    super-block does not. MODE: how the 4- / 6-bit ints become floats (`_small_int`)."""
+    (BN, 64) (Q4_K, Q6_K: f16, the ints from their bits and times the f16-rounded scales, `_small_f16`; Q8_0, MXFP4:
+    f32), built as (BN, 2, 32) halves (values past K: 0): the GEMM tile of `kernels.moe.experts_gemm`, small enough to
+    stay in registers where `_tile`'s whole super-block does not."""
     h = tl.arange(0, 2)[None, :, None]
     l = tl.arange(0, 32)[None, None, :]
     rr = r[:, None, None]
@@ -196,22 +190,16 @@ def sub64(a, b, c, d, r, k0, K, QT: tl.constexpr, MODE: tl.constexpr = 0):
         so = rr * (K // 32) + kb * 8 + 2 * j + h
         dd = tl.load(d + rr * (K // 128) + kb * 2).to(tl.float32)
         dmin = tl.load(d + rr * (K // 128) + kb * 2 + 1).to(tl.float32)
-        scale = dd * tl.load(b + so).to(tl.float32)
-        minus = dmin * tl.load(c + so).to(tl.float32)
-        if MODE == 2:
-            scale = scale.to(tl.float16)
-            minus = minus.to(tl.float16)
-        w = _small_int(q, 0, MODE) * scale - minus
+        scale = (dd * tl.load(b + so).to(tl.float32)).to(tl.float16)
+        minus = (dmin * tl.load(c + so).to(tl.float32)).to(tl.float16)
+        w = _small_f16(q, 0) * scale - minus
     elif QT == 14:  # Q6_K: half j // 2 of the super-block, quarters gq = 2 (j % 2) + h
         gq = 2 * (j % 2) + h
         ql = tl.load(a + rr * (K // 2) + kb * 128 + (j // 2) * 64 + h * 32 + l).to(tl.int32)
         qh = tl.load(b + rr * (K // 4) + kb * 64 + (j // 2) * 32 + l).to(tl.int32)
         q = ((ql >> ((j % 2) * 4)) & 15) | (((qh >> (gq * 2)) & 3) << 4)
         sc = tl.load(c + rr * (K // 16) + kb * 16 + j * 4 + h * 2 + l // 16).to(tl.float32)
-        scale = sc * tl.load(d + rr * (K // 256) + kb).to(tl.float32)
-        if MODE == 2:
-            scale = scale.to(tl.float16)
-        w = _small_int(q, 32, MODE) * scale
+        w = _small_f16(q, 32) * (sc * tl.load(d + rr * (K // 256) + kb).to(tl.float32)).to(tl.float16)
     elif QT == 8:  # Q8_0: blocks k0 / 32 + h
         blk = k0 // 32 + h
         ok = (blk < K // 32) & (rr >= 0)
