@@ -1,0 +1,87 @@
+"""Is the decode's slowdown after some prompt kernels (Qwen3.5-35B-A3B, session 16: tg128 519 fresh, 469 after a
+prompt whose experts ran through the grouped GEMM, 519 with the pairs matvec; the kernels' own time unchanged) the
+context's local-memory reservation, which a kernel with spills or a deep stack grows and which stays grown?
+
+    python bench/cuda_tg_lmem.py MODEL.gguf [--big-stack-first] [--out DIR]
+
+One process: tg128 fresh; the context's stack-size limit (CU_LIMIT_STACK_SIZE: bytes of local memory a thread);
+a 512-token prompt; the limit again and each loaded Triton kernel's registers / spills / shared bytes (the largest
+spills); tg128; the limit set back to its first value, tg128; set to 1 KB, tg128. --big-stack-first: the limit set
+to 16 KB before the first tg (does a grown reservation alone slow the decode?). JSON under --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import gc
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+from triton.compiler.compiler import CompiledKernel
+
+sys.path.insert(0, str(Path(__file__).parent))
+from cuda_tg_state import replay_times, tg_rates  # noqa: E402
+
+from zinc.api import load  # noqa: E402
+
+STACK = 0  # CU_LIMIT_STACK_SIZE
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("--big-stack-first", action="store_true")
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    cuda = ctypes.CDLL("libcuda.so.1")
+    m = load(a.model, backend="cuda", n_ctx=4096)
+    rng = np.random.default_rng(0)
+    rows = []
+
+    def stack() -> int:
+        v = ctypes.c_size_t(0)
+        cuda.cuCtxGetLimit(ctypes.byref(v), STACK)
+        return v.value
+
+    def set_stack(n: int) -> int:
+        return cuda.cuCtxSetLimit(STACK, ctypes.c_size_t(n))
+
+    def tg(label: str) -> None:
+        cache = m.new_cache(128)
+        rates = tg_rates(m, cache)
+        us = replay_times(m, cache)[0]
+        rows.append({"label": label, "tok_s": rates, "replay_gpu_us": us, "stack": stack()})
+        print(f"{label:36} {np.mean(rates):7.1f} tok/s  replay {us:7.1f} us  stack limit {stack()} B", flush=True)
+
+    first = stack()
+    if a.big_stack_first:
+        print("set stack 16 KB:", set_stack(16384))
+    tg("fresh")
+    cache = m.new_cache(512)
+    ids = [int(i) for i in rng.integers(0, m.n_vocab, 512)]
+    for _ in range(3):
+        cache.reset()
+        m.forward(ids, cache, last_only=True)
+    torch.cuda.synchronize()
+    ks = {(o.name, o.n_regs, o.n_spills, o.metadata.shared) for o in gc.get_objects()
+          if isinstance(o, CompiledKernel) and getattr(o, "function", None)}
+    ks = sorted(ks, key=lambda k: -k[2])
+    print("kernels by spills (name, regs, spills, shared):", ks[:8], flush=True)
+    tg("after pp512")
+    print("set stack back:", set_stack(first))
+    tg(f"after pp512, stack limit set to {first}")
+    print("set stack 1 KB:", set_stack(1024))
+    tg("after pp512, stack limit set to 1 KB")
+    if a.out:
+        Path(a.out).mkdir(parents=True, exist_ok=True)
+        name = "tg-lmem" + ("-big-stack-first" if a.big_stack_first else "")
+        (Path(a.out) / f"{name}.json").write_text(json.dumps({"model": a.model, "first_stack": first, "rows": rows,
+                                                               "kernels": ks}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
