@@ -67,7 +67,7 @@ def main() -> None:
         cache.reset()
         m.forward(ids, cache, last_only=True)
     torch.cuda.synchronize()
-    ks = {(o.name, o.n_regs, o.n_spills, o.metadata.shared) for o in gc.get_objects()
+    ks = {(o.name, getattr(o, "n_regs", -1), getattr(o, "n_spills", -1), o.metadata.shared) for o in gc.get_objects()
           if isinstance(o, CompiledKernel) and getattr(o, "function", None)}
     ks = sorted(ks, key=lambda k: -k[2])
     print("kernels by spills (name, regs, spills, shared):", ks[:8], flush=True)
