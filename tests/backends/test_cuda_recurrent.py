@@ -105,7 +105,7 @@ def delta_inputs(rng, n, Hk, Hv, S):
 @pytest.mark.parametrize("T,chunk,Hk,Hv,S", [(37, 64, 2, 4, 32), (200, 64, 1, 2, 16), (130, 7, 2, 4, 24),
                                              (50, 300, 1, 3, 40), (1, 64, 2, 2, 16), (70, 16, 1, 1, 128)])
 def test_delta_net_chunked(ops, ref, T, chunk, Hk, Hv, S):
-    """The chunked prompt form (torch over every chunk, then `chunk_state_kernel` from chunk to chunk) against the
+    """The chunked prompt form (`chunk_prep_kernel`, a triangular solve, `chunk_state_kernel`) against the
     NumPy backend's token-by-token recurrence: outputs and the state (in place), two prompts in a row (the second
     continues the first's state); odd chunk lengths and dims, a chunk longer than the prompt."""
     rng = np.random.default_rng(T + chunk + S)
@@ -176,14 +176,22 @@ def test_delta_net_step_raw(ops, ref, monkeypatch, Hk, Hv, S):
     assert len(calls) == 3 and all(c is not None for c in calls)
 
 
-def test_delta_net_step_prompt_takes_default(ops, ref):
-    rng = np.random.default_rng(5)
-    args = raw_inputs(rng, 6, 2, 4, 16)
-    st = rand(rng, 4, 16, 16, scale=0.3)
+@pytest.mark.parametrize("T,Hk,Hv,S", [(6, 2, 4, 16), (130, 1, 3, 24), (70, 2, 2, 128)])
+def test_delta_net_step_prompt(ops, ref, T, Hk, Hv, S):
+    """A prompt from the raw projections (the chunked form, gates and norms in `chunk_prep_kernel`), q, k and v
+    column slices of one (T, 2 Hk S + Hv S) array as the model passes them, against the NumPy default, outputs
+    and state over two prompts in a row."""
+    rng = np.random.default_rng(T + S)
+    st = rand(rng, Hv, S, S, scale=0.3)
     dst = dev(st)
-    got = ops.to_numpy(ops.delta_net_step(*(dev(a) for a in args), dst, 1e-6))
-    want = ref.delta_net_step(*args, st, 1e-6)
-    assert rel(got, want) < 1e-5 and rel(ops.to_numpy(dst), st) < 1e-5
+    for _ in range(2):
+        q, k, v, alpha, b, dt_bias, a = raw_inputs(rng, T, Hk, Hv, S)
+        mixed = dev(np.concatenate([x.reshape(T, -1) for x in (q, k, v)], axis=1))
+        dq, dk, dv = (x.reshape(T, -1, S) for x in ops.split(mixed, (Hk * S, Hk * S, Hv * S)))
+        got = ops.to_numpy(ops.delta_net_step(dq, dk, dv, *(dev(x) for x in (alpha, b, dt_bias, a)), dst, 1e-6))
+        want = ref.delta_net_step(q, k, v, alpha, b, dt_bias, a, st, 1e-6)
+        assert got.shape == want.shape and rel(got, want) < 1e-5
+        assert rel(ops.to_numpy(dst), st) < 1e-5
 
 
 @pytest.mark.parametrize("shape", [(1, 4, 32), (1, 3, 7), (2, 5, 128), (1, 32, 128), (3, 1, 100)])

@@ -486,9 +486,12 @@ class CudaOps(BaseOps):
         return krec.conv1d_causal(x, state, w, silu=True)  # one kernel: taps, silu, window shift
 
     def delta_net_step(self, q, k, v, alpha, b, dt_bias, a, state, eps):
-        """A few tokens: one kernel for the gates, the q/k L2 norms and the delta rule; a prompt: the default."""
-        if q.shape[0] > 1 or not state.is_contiguous() or state.dtype != torch.float32:
+        """One token: one kernel for the gates, the q/k L2 norms and the delta rule; a prompt: the chunked form with
+        the gates and norms in its first kernel (`krec.delta_net_chunked` raw)."""
+        if not state.is_contiguous() or state.dtype != torch.float32:
             return super().delta_net_step(q, k, v, alpha, b, dt_bias, a, state, eps)
+        if q.shape[0] > 1:
+            return krec.delta_net_chunked(q, k, v, alpha, b, state, raw=(dt_bias, a, eps))
         return krec.delta_net_step(q, k, v, alpha, b, dt_bias, a, state, eps)
 
     def rms_norm_gated(self, x, w, eps, z, act):

@@ -8,9 +8,9 @@ window shift; steps of up to CONV_MAX_T tokens, longer ones take torch code), `d
 (the token-by-token delta rule: decay, delta update and output of every token, the state held in
 registers between them; in its RAW form also the gates and the q/k L2 norms from the raw
 projections) and `gated_norm_kernel` (the output's RMS norm times silu of the gate). The chunked
-form (prefill) is torch code over all chunks at once (it solves the unit lower-triangular system of each
-chunk with a triangular solve), then one `chunk_state_kernel` launch carries the state from chunk to chunk
-(was a Python loop of ~10 launches a chunk).
+form (prefill) solves the unit lower-triangular system of each chunk with torch's triangular solve between two
+kernels: `chunk_prep_kernel` (every chunk's products, decays and, from the raw projections, the gates and q/k
+norms: was ~40 torch launches a layer) and `chunk_state_kernel` (the state from chunk to chunk, and the output).
 """
 
 from __future__ import annotations
@@ -200,53 +200,114 @@ def delta_net_recurrent(q, k, v, g, beta, state: torch.Tensor) -> torch.Tensor:
     return torch.stack(outs, dim=0)
 
 
-def _blocks(x: torch.Tensor, n: int, c: int) -> torch.Tensor:
-    """(T, H, ...) zero-padded to n*c tokens -> (H, n, c, ...)."""
-    pad = n * c - x.shape[0]
-    if pad:
-        x = torch.cat([x, x.new_zeros((pad, *x.shape[1:]))], dim=0)
-    return torch.movedim(x.reshape(n, c, *x.shape[1:]), 2, 0)
+@triton.jit
+def chunk_prep_kernel(q, k, v, g, beta, dt_bias, a_log, QN, A, RHS, M, KE, GM, T, HK, HV, S, SV, sq, sk, sv, eps,
+                      C: tl.constexpr, SP: tl.constexpr, SVP: tl.constexpr, RAW: tl.constexpr,
+                      PREC: tl.constexpr = "tf32x3"):
+    """Everything of chunk j of value head h the chunked delta rule needs before its chunk-to-chunk pass, in one
+    program (grid (Hv, n)): from q, k (T, HK, S) (token strides sq, sk; v-head h reads k-head h % HK), v (T, HV, SV)
+    (stride sv), g, beta (T, HV): G = the within-chunk cumulated g, decay D[t, s] = exp(G_t - G_s) (s <= t), and
+    into (Hv, n, C, ...) buffers: QN = q, A = strict lower part of (K K^T * D) times beta of the row, RHS =
+    [beta v | beta exp(G) k], M = lower part of (Q K^T * D), KE = k exp(G_last - G), GM = exp(G). Tokens past T are
+    zeros (g = beta = 0). RAW: q, k not yet L2-normalized, g holds alpha and beta its logit (the gates as
+    `delta_rule_kernel`'s RAW form computes them)."""
+    h = tl.program_id(0)
+    j = tl.program_id(1)
+    b = h.to(tl.int64) * tl.num_programs(1) + j
+    hk = h % HK
+    i = tl.arange(0, C)
+    t = j * C + i
+    tm = t < T
+    e = tl.arange(0, SP)
+    em = e < S
+    mk = tm[:, None] & em[None, :]
+    qt = tl.load(q + t[:, None].to(tl.int64) * sq + hk * S + e[None, :], mask=mk, other=0.0)
+    kt = tl.load(k + t[:, None].to(tl.int64) * sk + hk * S + e[None, :], mask=mk, other=0.0)
+    gt = tl.load(g + t * HV + h, mask=tm, other=0.0)
+    bt = tl.load(beta + t * HV + h, mask=tm, other=0.0)
+    if RAW:
+        inv_n = 1.0 / S
+        rs = 1.0 / tl.sqrt(S * 1.0)
+        kt = kt * (1.0 / tl.sqrt(tl.sum(kt * kt, axis=1) * inv_n + eps * inv_n) * rs)[:, None]
+        qt = qt * (1.0 / tl.sqrt(tl.sum(qt * qt, axis=1) * inv_n + eps * inv_n) * rs)[:, None]
+        x = gt + tl.load(dt_bias + h)
+        gt = tl.where(tm, tl.where(x > 20.0, x, tl.log(1.0 + tl.exp(tl.minimum(x, 20.0)))) * tl.load(a_log + h), 0.0)
+        bt = tl.where(tm, 1.0 / (1.0 + tl.exp(-bt)), 0.0)
+    G = tl.cumsum(gt, 0)
+    gl = tl.sum(tl.where(i == C - 1, G, 0.0), 0)
+    lower = i[:, None] >= i[None, :]
+    decay = tl.where(lower, tl.exp(tl.where(lower, G[:, None] - G[None, :], 0.0)), 0.0)
+    kkt = tl.dot(kt, tl.trans(kt), input_precision=PREC)
+    qkt = tl.dot(qt, tl.trans(kt), input_precision=PREC)
+    cc = b * C * C + i[:, None] * C + i[None, :]
+    tl.store(A + cc, tl.where(i[:, None] > i[None, :], kkt * decay, 0.0) * bt[:, None])
+    tl.store(M + cc, qkt * decay)
+    cs = b * C * S + i[:, None] * S + e[None, :]
+    tl.store(QN + cs, qt, mask=em[None, :])
+    tl.store(KE + cs, kt * tl.exp(gl - G)[:, None], mask=em[None, :])
+    gam = tl.exp(G)
+    tl.store(GM + b * C + i, gam)
+    w = SV + S
+    tl.store(RHS + b * C * w + i[:, None] * w + SV + e[None, :], kt * (bt * gam)[:, None], mask=em[None, :])
+    f = tl.arange(0, SVP)
+    fm = f < SV
+    vt = tl.load(v + t[:, None].to(tl.int64) * sv + h * SV + f[None, :], mask=tm[:, None] & fm[None, :], other=0.0)
+    tl.store(RHS + b * C * w + i[:, None] * w + f[None, :], vt * bt[:, None], mask=fm[None, :])
 
 
-def delta_net_chunked(q, k, v, g, beta, state: torch.Tensor, chunk: int = 64) -> torch.Tensor:
-    """The delta rule chunk by chunk (cpu/deltanet.py's docstring); same result as the recurrence."""
+def _heads(x: torch.Tensor) -> torch.Tensor:
+    """x (T, H, S) f32 with unit element and head-of-S strides (a token stride of its own: a column slice of the conv
+    output is one), else a contiguous f32 copy."""
+    if x.dtype != torch.float32 or x.stride(2) != 1 or x.stride(1) != x.shape[2]:
+        x = x.float().contiguous()
+    return x
+
+
+def delta_net_chunked(q, k, v, g, beta, state: torch.Tensor, chunk: int = 64, raw: tuple | None = None) -> torch.Tensor:
+    """The delta rule chunk by chunk (cpu/deltanet.py's docstring); same result as the recurrence. Three launches:
+    `chunk_prep_kernel` (every chunk's products and decays), a triangular solve of every chunk's unit lower system
+    (I + A) [U W] = RHS, `chunk_state_kernel` (the state from chunk to chunk, the output). raw = (dt_bias, a, eps):
+    q, k are not yet normalized and g, beta are the raw alpha and beta logit (`BaseOps.delta_net_step`)."""
     T, Hv, Sv = v.shape
-    c = max(1, min(int(chunk), T))
+    S, Hk = k.shape[-1], k.shape[1]
+    c = max(16, triton.next_power_of_2(min(int(chunk), T)))
     n = -(-T // c)
-    Q, K, V = (_blocks(x.float(), n, c) for x in (_tiled(q, Hv), _tiled(k, Hv), v))  # (Hv, n, c, S)
-    G = torch.cumsum(_blocks(g.float(), n, c), dim=-1)  # (Hv, n, c); padding: g = 0, beta = 0
-    B = _blocks(beta.float(), n, c)
-    causal = torch.tril(torch.ones((c, c), dtype=torch.bool, device=v.device))
-    diff = G[..., :, None] - G[..., None, :]  # G_t - G_s
-    decay = torch.where(causal, torch.exp(torch.where(causal, diff, 0.0)), 0.0)  # (Hv, n, c, c), s <= t
-    kt = K.transpose(-1, -2)
-    a = torch.tril(torch.matmul(K, kt) * decay, -1) * B[..., :, None]
-    eye = torch.eye(c, dtype=torch.float32, device=v.device)
-    gamma = torch.exp(G)
-    rhs = torch.cat([B[..., None] * V, (B * gamma)[..., None] * K], dim=-1)
-    UW = torch.linalg.solve_triangular(a + eye, rhs, upper=False, unitriangular=True)
-    U, W = UW[..., :Sv], UW[..., Sv:]  # (Hv, n, c, S)
-    M = torch.matmul(Q, kt) * decay  # (Hv, n, c, c)
-    k_end = K * torch.exp(G[..., -1:] - G)[..., None]
-    s = state.float().contiguous()
-    out = torch.empty((Hv, n, c, Sv), dtype=torch.float32, device=v.device)
-    sp, cp = max(16, triton.next_power_of_2(K.shape[-1])), max(16, triton.next_power_of_2(c))
-    bv = min(CHUNK_BV, max(16, triton.next_power_of_2(Sv)))
+    q, k, v = _heads(q), _heads(k), _heads(v)
+    g, beta = (x.reshape(T, Hv).float().contiguous() for x in (g, beta))
+    dt_bias, a_log, eps = ((raw[0].reshape(-1).float().contiguous(), raw[1].reshape(-1).float().contiguous(),
+                            float(raw[2])) if raw is not None else (g, g, 0.0))
+    dev = v.device
+    f32 = torch.float32
+    QN, KE = (torch.empty((Hv, n, c, S), dtype=f32, device=dev) for _ in range(2))
+    A, M = (torch.empty((Hv, n, c, c), dtype=f32, device=dev) for _ in range(2))
+    RHS = torch.empty((Hv, n, c, Sv + S), dtype=f32, device=dev)
+    GM = torch.empty((Hv, n, c), dtype=f32, device=dev)
+    sp, svp = max(16, triton.next_power_of_2(S)), max(16, triton.next_power_of_2(Sv))
+    prec = "tf32x3" if v.is_cuda else "ieee"
+    chunk_prep_kernel[(Hv, n)](q, k, v, g, beta, dt_bias, a_log, QN, A, RHS, M, KE, GM, T, Hk, Hv, S, Sv, q.stride(0),
+                               k.stride(0), v.stride(0), eps, C=c, SP=sp, SVP=svp, RAW=raw is not None, PREC=prec,
+                               num_warps=8)
+    UW = torch.linalg.solve_triangular(A, RHS, upper=False, unitriangular=True)  # A's diagonal is not read
+    s = state if state.dtype == f32 and state.is_contiguous() else state.float().contiguous()
+    out = torch.empty((T, Hv, Sv), dtype=f32, device=dev)
+    bv = min(CHUNK_BV, svp)
     chunk_state_kernel[(Hv, triton.cdiv(Sv, bv))](
-        U.contiguous(), W.contiguous(), Q.contiguous(), M.contiguous(), k_end.contiguous(), gamma.contiguous(), s, out,
-        n, c, K.shape[-1], Sv, 1.0 / math.sqrt(Sv), CP=cp, SP=sp, BV=bv, ST=min(32, sp),
-        PREC="tf32x3" if v.is_cuda else "ieee", num_warps=4, num_stages=2)
-    state.copy_(s)
-    return out.reshape(Hv, n * c, Sv).transpose(0, 1)[:T].contiguous()
+        UW, QN, M, KE, GM, s, out, n, c, S, Sv, T, Hv, *UW.stride(), 1.0 / math.sqrt(Sv), CP=c, SP=sp, BV=bv,
+        ST=min(32, sp), PREC=prec, num_warps=4, num_stages=2)
+    if s is not state:
+        state.copy_(s)
+    return out
 
 
 @triton.jit
-def chunk_state_kernel(U, W, Q, M, KE, GM, s, out, n, C, S, SV, scale, CP: tl.constexpr, SP: tl.constexpr,
+def chunk_state_kernel(U, Q, M, KE, GM, s, out, n, C, S, SV, T, HV, suh, suj, sur, suc, scale, CP: tl.constexpr, SP: tl.constexpr,
                        BV: tl.constexpr, ST: tl.constexpr, PREC: tl.constexpr = "tf32x3"):
     """The chunked delta rule's pass from chunk to chunk (`delta_net_chunked`) in one launch: program (h, vb) holds
     columns vb * BV ... of head h's state (S, SV) in registers, as SP / ST slices of ST key rows, and for each of
     the n chunks of C tokens computes d = U_j - W_j s, the chunk's output (gamma_j * (Q_j s) + M_j d) * scale and the
-    next state gamma_j[-1] * s + k_end_j^T d (the columns of the state are independent). Products of f32 values to
+    next state gamma_j[-1] * s + k_end_j^T d (the columns of the state are independent). U: the solve's [U W] (W
+    from column SV), (HV, n, C, SV + S) at strides suh, suj, sur, suc (torch's solve returns columns-major chunks);
+    out (T, HV, SV), tokens j * C + i < T. Products of f32 values to
     f32 accuracy on tensor cores (tf32x3; PREC "ieee" for the interpreter's exact ones)."""
     h = tl.program_id(0)
     vb = tl.program_id(1) * BV + tl.arange(0, BV)
@@ -262,20 +323,22 @@ def chunk_state_kernel(U, W, Q, M, KE, GM, s, out, n, C, S, SV, scale, CP: tl.co
                            other=0.0),)
     for j in range(0, n):
         b = h.to(tl.int64) * n + j
-        cv = b * C * SV + i[:, None] * SV + vb[None, :]
         mv = im[:, None] & vm[None, :]
-        d = tl.load(U + cv, mask=mv, other=0.0)
+        ub = h.to(tl.int64) * suh + j * suj
+        d = tl.load(U + ub + i[:, None] * sur + vb[None, :] * suc, mask=mv, other=0.0)
         qs = tl.zeros([CP, BV], tl.float32)
         for t in tl.static_range(SP // ST):
             kd = t * ST + kr
             ck = b * C * S + i[:, None] * S + kd[None, :]
             mk = im[:, None] & (kd < S)[None, :]
-            d -= tl.dot(tl.load(W + ck, mask=mk, other=0.0), st[t], input_precision=PREC)
+            cw = ub + i[:, None] * sur + (SV + kd[None, :]) * suc
+            d -= tl.dot(tl.load(U + cw, mask=mk, other=0.0), st[t], input_precision=PREC)
             qs += tl.dot(tl.load(Q + ck, mask=mk, other=0.0), st[t], input_precision=PREC)
         gm = tl.load(GM + b * C + i, mask=im, other=0.0)
         mj = tl.load(M + b * C * C + i[:, None] * C + i[None, :], mask=im[:, None] & im[None, :], other=0.0)
         o = (gm[:, None] * qs + tl.dot(mj, d, input_precision=PREC)) * scale
-        tl.store(out + cv, o, mask=mv)
+        tok = j * C + i
+        tl.store(out + (tok[:, None].to(tl.int64) * HV + h) * SV + vb[None, :], o, mask=mv & (tok < T)[:, None])
         glast = tl.load(GM + b * C + C - 1)
         new = ()
         for t in tl.static_range(SP // ST):
