@@ -2,12 +2,15 @@
 prompt whose experts ran through the grouped GEMM, 519 with the pairs matvec; the kernels' own time unchanged) the
 context's local-memory reservation, which a kernel with spills or a deep stack grows and which stays grown?
 
-    python bench/cuda_tg_lmem.py MODEL.gguf [--big-stack-first] [--out DIR]
+    python bench/cuda_tg_lmem.py MODEL.gguf [--big-stack-first | --lmem-max-first] [--out DIR]
 
 One process: tg128 fresh; the context's stack-size limit (CU_LIMIT_STACK_SIZE: bytes of local memory a thread);
 a 512-token prompt; the limit again and each loaded Triton kernel's registers / spills / shared bytes (the largest
 spills); tg128; the limit set back to its first value, tg128; set to 1 KB, tg128. --big-stack-first: the limit set
-to 16 KB before the first tg (does a grown reservation alone slow the decode?). JSON under --out.
+to 16 KB before the first tg (does a grown reservation alone slow the decode?); --lmem-max-first: the context's
+CU_CTX_LMEM_RESIZE_TO_MAX flag set right after the load (cuCtxSetFlags: a grown reservation is kept, not shrunk
+back). Session 16's run: fresh 514.8, after a prompt 514.6, after setting the limit to its own value (1 KB) 466.8
+(replay 1,933 -> 2,132 us): re-sizing the reservation is what leaves the decode slow. JSON under --out.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("model")
     ap.add_argument("--big-stack-first", action="store_true")
+    ap.add_argument("--lmem-max-first", action="store_true")
     ap.add_argument("--out")
     a = ap.parse_args()
     cuda = ctypes.CDLL("libcuda.so.1")
@@ -60,6 +64,10 @@ def main() -> None:
     first = stack()
     if a.big_stack_first:
         print("set stack 16 KB:", set_stack(16384))
+    if a.lmem_max_first:
+        flags = ctypes.c_uint(0)
+        cuda.cuCtxGetFlags(ctypes.byref(flags))
+        print("context flags", hex(flags.value), "set LMEM_RESIZE_TO_MAX:", cuda.cuCtxSetFlags(ctypes.c_uint(flags.value | 0x10)))
     tg("fresh")
     cache = m.new_cache(512)
     ids = [int(i) for i in rng.integers(0, m.n_vocab, 512)]
@@ -78,7 +86,7 @@ def main() -> None:
     tg("after pp512, stack limit set to 1 KB")
     if a.out:
         Path(a.out).mkdir(parents=True, exist_ok=True)
-        name = "tg-lmem" + ("-big-stack-first" if a.big_stack_first else "")
+        name = "tg-lmem" + ("-big-stack-first" if a.big_stack_first else "-lmem-max-first" if a.lmem_max_first else "")
         (Path(a.out) / f"{name}.json").write_text(json.dumps({"model": a.model, "first_stack": first, "rows": rows,
                                                                "kernels": ks}, indent=1))
 

@@ -190,8 +190,8 @@ def test_delta_net_step_prompt(ops, ref, T, Hk, Hv, S):
         dq, dk, dv = (x.reshape(T, -1, S) for x in ops.split(mixed, (Hk * S, Hk * S, Hv * S)))
         got = ops.to_numpy(ops.delta_net_step(dq, dk, dv, *(dev(x) for x in (alpha, b, dt_bias, a)), dst, 1e-6))
         want = ref.delta_net_step(q, k, v, alpha, b, dt_bias, a, st, 1e-6)
-        assert got.shape == want.shape and rel(got, want) < 1e-5
-        assert rel(ops.to_numpy(dst), st) < 1e-5
+        assert got.shape == want.shape and rel(got, want) < 3e-5  # H200, tf32x3 products: 1.2e-5 at S = 128
+        assert rel(ops.to_numpy(dst), st) < 3e-5
 
 
 @pytest.mark.parametrize("shape", [(1, 4, 32), (1, 3, 7), (2, 5, 128), (1, 32, 128), (3, 1, 100)])
