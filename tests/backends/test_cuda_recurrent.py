@@ -1,5 +1,5 @@
 """The CUDA backend's step kernels of recurrent layers and mixture of experts against the NumPy backend:
-conv1d (`conv1d_kernel`, with silu too), the token-by-token delta rule (`delta_rule_kernel`, also in its
+conv1d (`conv1d_kernel`, `conv1d_tiles_kernel` for prompts, with silu too), the token-by-token delta rule (`delta_rule_kernel`, also in its
 RAW form from a layer's raw projections), the gated output norm (`gated_norm_kernel`), the router's top-k and
 the experts' weighted sum (`kernels/moe.py`), on fresh random inputs at several shapes, odd ones too.
 
@@ -80,13 +80,32 @@ def test_conv1d_silu_step(ops, ref, T, C, K):
         assert np.array_equal(ops.to_numpy(dst), st)
 
 
-def test_conv1d_long_step_takes_torch(ops, ref):
-    T = krec.CONV_MAX_T + 3
-    rng = np.random.default_rng(3)
-    x, st, w = rand(rng, T, 29), rand(rng, 3, 29), rand(rng, 29, 4)
-    dst = dev(st)
-    got = ops.to_numpy(ops.conv1d_causal(dev(x), dst, dev(w)))
-    assert rel(got, ref.conv1d_causal(x, st, w)) < 1e-6 and np.array_equal(ops.to_numpy(dst), st)
+@pytest.mark.parametrize("T,C,K", [(krec.CONV_MAX_T + 3, 29, 4), (130, 300, 4), (97, 257, 3), (200, 19, 1)])
+@pytest.mark.parametrize("silu", [False, True])
+def test_conv1d_prompt_tiles(ops, ref, monkeypatch, T, C, K, silu):
+    """A prompt past CONV_MAX_T tokens: `conv1d_tiles_kernel` (token blocks, the first one shifting the window), equal
+    to the NumPy backend over two prompts in a row, the state in place."""
+    calls, tiles = [], krec.conv1d_tiles_kernel
+
+    class Spy:  # counts the launches of the tiles kernel
+        def __getitem__(self, grid):
+            calls.append(grid)
+            return tiles[grid]
+
+    monkeypatch.setattr(krec, "conv1d_tiles_kernel", Spy())
+    rng = np.random.default_rng(T + C + K + silu)
+    st, w = rand(rng, K - 1, C), rand(rng, C, K)
+    dst, dw = dev(st), dev(w)
+    addr = dst.data_ptr()
+    for step in range(2):
+        x = rand(rng, T, C, scale=2.0)
+        if silu:
+            got, want = ops.conv1d_causal_act(dev(x), dst, dw, "silu"), ref.conv1d_causal_act(x, st, w, "silu")
+        else:
+            got, want = ops.conv1d_causal(dev(x), dst, dw), ref.conv1d_causal(x, st, w)
+        assert rel(ops.to_numpy(got), want) < 1e-6, step
+        assert np.array_equal(ops.to_numpy(dst), st) and dst.data_ptr() == addr
+    assert len(calls) == 2
 
 
 # ------------------------------------------------------------------------------------ delta rule

@@ -4,7 +4,7 @@ Same functions as the NumPy backend's `zinc.backends.cpu.deltanet` (read its doc
 math), with no host sync, so a single-token step can be captured in a CUDA graph. States (the conv
 window and the (Hv, S, S) delta-rule matrices) are updated in place.
 Each op of a step is one Triton kernel: `conv1d_kernel` (the depthwise taps, optionally silu, and the
-window shift; steps of up to CONV_MAX_T tokens, longer ones take torch code), `delta_rule_kernel`
+window shift; steps of up to CONV_MAX_T tokens; longer ones `conv1d_tiles_kernel`), `delta_rule_kernel`
 (the token-by-token delta rule: decay, delta update and output of every token, the state held in
 registers between them; in its RAW form also the gates and the q/k L2 norms from the raw
 projections) and `gated_norm_kernel` (the output's RMS norm times silu of the gate). The chunked
@@ -25,7 +25,8 @@ from zinc.backends.cuda.kernels.mmvq import q8_store
 
 CONV_MAX_T = 64  # up to this many tokens conv1d runs `conv1d_kernel` (one program walks all the tokens)
 DELTA_BV = 16  # value-dim columns of the state per program of `delta_rule_kernel`
-CONV_BC = 256  # channels per program of `conv1d_kernel`
+CONV_BC = 256  # channels per program of `conv1d_kernel` and `conv1d_tiles_kernel`
+CONV_BT = 32  # tokens per program of `conv1d_tiles_kernel` (a prompt past CONV_MAX_T tokens)
 CHUNK_BV = 32  # value-dim columns of the state per program of `chunk_state_kernel`
 
 
@@ -55,16 +56,46 @@ def conv1d_kernel(x, state, w, out, T, C, K: tl.constexpr, BC: tl.constexpr, SIL
         tl.store(state + i * C + c, tl.where(r < K - 1, a, b), mask=cm)
 
 
+@triton.jit
+def conv1d_tiles_kernel(x, state, w, out, T, C, K: tl.constexpr, BT: tl.constexpr, BC: tl.constexpr,
+                        SILU: tl.constexpr = False):
+    """`conv1d_kernel` for a prompt (T >= BT >= K - 1): program (tb, cb) computes tokens tb * BT ... of channels
+    cb * BC ...; only the first token block reads the old state, and it writes the new one (the last K - 1 rows of
+    x) after its reads; grid (cdiv(T, BT), cdiv(C, BC))."""
+    tb = tl.program_id(0)
+    t = tb * BT + tl.arange(0, BT)
+    c = tl.program_id(1) * BC + tl.arange(0, BC)
+    tm, cm = t < T, c < C
+    acc = tl.zeros([BT, BC], dtype=tl.float32)
+    for j in tl.static_range(K):
+        r = t + j  # window row: state row r if r < K-1, else x row r - (K-1)
+        m = tm[:, None] & cm[None, :]
+        a = tl.load(state + r[:, None] * C + c[None, :], mask=m & (r < K - 1)[:, None], other=0.0)
+        b = tl.load(x + (r - (K - 1))[:, None].to(tl.int64) * C + c[None, :], mask=m & (r >= K - 1)[:, None],
+                    other=0.0)
+        acc = acc + tl.where((r < K - 1)[:, None], a, b) * tl.load(w + c * K + j, mask=cm, other=0.0)[None, :]
+    if SILU:
+        acc = acc / (1.0 + tl.exp(-acc))
+    tl.store(out + t[:, None].to(tl.int64) * C + c[None, :], acc, mask=tm[:, None] & cm[None, :])
+    if tb == 0:
+        for i in tl.static_range(K - 1):  # new state row i: x row T - (K-1) + i
+            tl.store(state + i * C + c, tl.load(x + (T - (K - 1) + i) * C + c, mask=cm, other=0.0), mask=cm)
+
+
 def conv1d_causal(x: torch.Tensor, state: torch.Tensor, w: torch.Tensor, silu: bool = False) -> torch.Tensor:
     """Depthwise causal conv of x (T, C) over [state (K-1, C), x] (then silu with `silu`); state keeps
-    the last K-1 inputs."""
+    the last K-1 inputs. One launch: `conv1d_kernel` for a few tokens, `conv1d_tiles_kernel` for a prompt."""
     T, K = x.shape[0], w.shape[1]
-    if T <= CONV_MAX_T and state.is_contiguous() and state.dtype == torch.float32:
+    if state.is_contiguous() and state.dtype == torch.float32 and (T <= CONV_MAX_T or T >= CONV_BT >= K - 1):
         x, w = x.float().contiguous(), w.float().contiguous()
         C = x.shape[1]
         out = torch.empty((T, C), dtype=torch.float32, device=x.device)
-        conv1d_kernel[(triton.cdiv(C, CONV_BC),)](x, state, w, out, T, C, K=K, BC=CONV_BC, SILU=bool(silu),
-                                                  num_warps=2)
+        if T <= CONV_MAX_T:
+            conv1d_kernel[(triton.cdiv(C, CONV_BC),)](x, state, w, out, T, C, K=K, BC=CONV_BC, SILU=bool(silu),
+                                                      num_warps=2)
+        else:
+            conv1d_tiles_kernel[(triton.cdiv(T, CONV_BT), triton.cdiv(C, CONV_BC))](
+                x, state, w, out, T, C, K=K, BT=CONV_BT, BC=CONV_BC, SILU=bool(silu), num_warps=4)
         return out
     win = torch.cat([state, x.float()], dim=0)  # (T + K - 1, C), oldest first
     y = win[0:T] * w[:, 0]
