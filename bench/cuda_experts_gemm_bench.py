@@ -4,7 +4,8 @@ and, with --forms, in either operand order (SWAP; else the default rule),
 at the expert shapes of Qwen3.5-35B-A3B (Q4_K / Q6_K, 256 experts of 512, 8 a token) and GPT-OSS 20B (MXFP4,
 32 experts of 2880, 4 a token). Checked against a float32 product of the dequantized experts.
 
-    python bench/cuda_experts_gemm_bench.py [--out DIR] [--tokens 16,64,...] [--forms] [--shapes 0,2] [--grid 0,3] [--configs 'bm,bn,w,st,swap;...']
+    python bench/cuda_experts_gemm_bench.py [--out DIR] [--tokens 16,64,...] [--forms] [--shapes 0,2] [--grid 0,3]
+        [--configs 'bm,bn,w,st,swap;...']
 """
 
 from __future__ import annotations
@@ -94,7 +95,8 @@ def main() -> None:
                     return kmoe.experts_gemm(x, ws[0].parts, int(t), e, n, k, ids, bm=bm, bn=bn, warps=w, stages=st,
                                              glu=(ws[1].parts, kel.GLU_ACTS["silu"]) if glu else None,
                                              swap=None if swap < 0 else bool(swap))
-                variants.append((f"gemm bm={bm or 'auto'} bn={bn} w={w} st={st} swap={'auto' if swap < 0 else swap}", fn))
+                form = "auto" if swap < 0 else swap
+                variants.append((f"gemm bm={bm or 'auto'} bn={bn} w={w} st={st} swap={form}", fn))
             variants.append(("align only", lambda: kmoe.align_pairs(ids, e, kmoe.block_rows(ids.numel(), e))))
             for vname, fn in variants:
                 try:

@@ -67,7 +67,8 @@ def main() -> None:
     if a.lmem_max_first:
         flags = ctypes.c_uint(0)
         cuda.cuCtxGetFlags(ctypes.byref(flags))
-        print("context flags", hex(flags.value), "set LMEM_RESIZE_TO_MAX:", cuda.cuCtxSetFlags(ctypes.c_uint(flags.value | 0x10)))
+        rc = cuda.cuCtxSetFlags(ctypes.c_uint(flags.value | 0x10))
+        print("context flags", hex(flags.value), "set LMEM_RESIZE_TO_MAX:", rc)
     tg("fresh")
     cache = m.new_cache(512)
     ids = [int(i) for i in rng.integers(0, m.n_vocab, 512)]

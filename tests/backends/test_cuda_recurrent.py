@@ -1,7 +1,8 @@
 """The CUDA backend's step kernels of recurrent layers and mixture of experts against the NumPy backend:
-conv1d (`conv1d_kernel`, `conv1d_tiles_kernel` for prompts, with silu too), the token-by-token delta rule (`delta_rule_kernel`, also in its
-RAW form from a layer's raw projections), the gated output norm (`gated_norm_kernel`), the router's top-k and
-the experts' weighted sum (`kernels/moe.py`), on fresh random inputs at several shapes, odd ones too.
+conv1d (`conv1d_kernel`, `conv1d_tiles_kernel` for prompts, with silu too), the token-by-token delta rule
+(`delta_rule_kernel`, also in its RAW form from a layer's raw projections) and its chunked prompt form, the gated
+output norm (`gated_norm_kernel`), the router's top-k and the experts' weighted sum (`kernels/moe.py`), on fresh
+random inputs at several shapes, odd ones too.
 
 Without a GPU the kernels run in Triton's interpreter (TRITON_INTERPRET=1, set here before Triton
 is imported) on CPU tensors; with one they run on it. Skipped when torch or triton is missing.

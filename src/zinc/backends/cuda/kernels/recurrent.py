@@ -331,15 +331,15 @@ def delta_net_chunked(q, k, v, g, beta, state: torch.Tensor, chunk: int = 64, ra
 
 
 @triton.jit
-def chunk_state_kernel(U, Q, M, KE, GM, s, out, n, C, S, SV, T, HV, suh, suj, sur, suc, scale, CP: tl.constexpr, SP: tl.constexpr,
-                       BV: tl.constexpr, ST: tl.constexpr, PREC: tl.constexpr = "tf32x3"):
+def chunk_state_kernel(U, Q, M, KE, GM, s, out, n, C, S, SV, T, HV, suh, suj, sur, suc, scale, CP: tl.constexpr,
+                       SP: tl.constexpr, BV: tl.constexpr, ST: tl.constexpr, PREC: tl.constexpr = "tf32x3"):
     """The chunked delta rule's pass from chunk to chunk (`delta_net_chunked`) in one launch: program (h, vb) holds
     columns vb * BV ... of head h's state (S, SV) in registers, as SP / ST slices of ST key rows, and for each of
     the n chunks of C tokens computes d = U_j - W_j s, the chunk's output (gamma_j * (Q_j s) + M_j d) * scale and the
     next state gamma_j[-1] * s + k_end_j^T d (the columns of the state are independent). U: the solve's [U W] (W
-    from column SV), (HV, n, C, SV + S) at strides suh, suj, sur, suc (torch's solve returns columns-major chunks);
-    out (T, HV, SV), tokens j * C + i < T. Products of f32 values to
-    f32 accuracy on tensor cores (tf32x3; PREC "ieee" for the interpreter's exact ones)."""
+    from column SV), (HV, n, C, SV + S) at strides suh, suj, sur, suc (torch's solve returns column-major chunks);
+    out (T, HV, SV), tokens j * C + i < T. Products of f32 values to f32 accuracy on tensor cores (tf32x3; PREC
+    "ieee" for the interpreter's exact ones)."""
     h = tl.program_id(0)
     vb = tl.program_id(1) * BV + tl.arange(0, BV)
     vm = vb < SV
