@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import gc
 import json
 import subprocess
 import sys
@@ -28,10 +27,9 @@ import numpy as np
 import torch
 import triton
 import triton.language as tl
-from triton.compiler.compiler import CompiledKernel
 
 sys.path.insert(0, str(Path(__file__).parent))
-from cuda_tg_state import replay_times, tg_rates  # noqa: E402
+from cuda_tg_state import loaded_kernels, replay_times, tg_rates  # noqa: E402
 
 from zinc.api import load  # noqa: E402
 
@@ -76,7 +74,7 @@ def main() -> None:
         print("cuCtxSetCacheConfig(prefer L1):", cuda.cuCtxSetCacheConfig(ctypes.c_int(PREFER_L1)))
 
     def carveout(v: int) -> int:
-        ks = [o for o in gc.get_objects() if isinstance(o, CompiledKernel) and getattr(o, "function", None)]
+        ks = loaded_kernels()
         bad = sum(cuda.cuFuncSetAttribute(ctypes.c_void_p(k.function), CARVEOUT, ctypes.c_int(v)) != 0 for k in ks)
         m.ops._graphs = None  # recapture: kernel nodes keep the attributes they were instantiated with
         return len(ks) - bad
@@ -108,7 +106,7 @@ def main() -> None:
 
     tg("fresh")
     if a.variant == "sequence":
-        ks = [o for o in gc.get_objects() if isinstance(o, CompiledKernel) and getattr(o, "function", None)]
+        ks = loaded_kernels()
         print("kernels (shared bytes):", sorted({(k.name[:40], k.metadata.shared) for k in ks}, key=lambda x: -x[1])[:12])
         for v in (0, 100):
             n = carveout(v)

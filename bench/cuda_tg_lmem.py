@@ -17,17 +17,15 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import gc
 import json
 import sys
 from pathlib import Path
 
 import numpy as np
 import torch
-from triton.compiler.compiler import CompiledKernel
 
 sys.path.insert(0, str(Path(__file__).parent))
-from cuda_tg_state import replay_times, tg_rates  # noqa: E402
+from cuda_tg_state import loaded_kernels, replay_times, tg_rates  # noqa: E402
 
 from zinc.api import load  # noqa: E402
 
@@ -76,8 +74,7 @@ def main() -> None:
         cache.reset()
         m.forward(ids, cache, last_only=True)
     torch.cuda.synchronize()
-    ks = {(o.name, getattr(o, "n_regs", -1), getattr(o, "n_spills", -1), o.metadata.shared) for o in gc.get_objects()
-          if isinstance(o, CompiledKernel) and getattr(o, "function", None)}
+    ks = {(o.name, getattr(o, "n_regs", -1), getattr(o, "n_spills", -1), o.metadata.shared) for o in loaded_kernels()}
     ks = sorted(ks, key=lambda k: -k[2])
     print("kernels by spills (name, regs, spills, shared):", ks[:8], flush=True)
     tg("after pp512")

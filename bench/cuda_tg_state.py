@@ -12,6 +12,7 @@ time to enqueue them and the GPU's time (events). JSON under --out.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import time
 from pathlib import Path
@@ -21,6 +22,13 @@ import torch
 
 from zinc.api import load
 from zinc.backends.cuda.kernels import flash as kflash
+
+
+def loaded_kernels() -> list:
+    """Every Triton kernel loaded on the GPU in this process (its `CompiledKernel`, with a function handle)."""
+    from triton.compiler.compiler import CompiledKernel
+
+    return [o for o in gc.get_objects() if isinstance(o, CompiledKernel) and getattr(o, "function", None)]
 
 
 def tg_rates(m, cache, runs: int = 3) -> list[float]:
