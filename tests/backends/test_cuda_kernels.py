@@ -50,6 +50,30 @@ def test_matmul(ops, ref, t, rows):
     assert got.shape == want.shape and rel(got, want) < tol
 
 
+@pytest.mark.parametrize("n,k,rows", [(37, 288, 1), (5, 4128, 3), (130, 1024, 4), (1, 32, 2)])
+@pytest.mark.parametrize("act", [None, "silu", "gelu", "swiglu_oai"])
+def test_q8_0_matvec_f32_activations(ref, n, k, rows, act):
+    """A few rows of a Q8_0 weight (and gate + up + GLU in one launch) on the f32 activations (`q8_matvec`, what
+    exact=True runs), in the configurations a GPU runs and the interpreter's, against the NumPy backend to f32
+    accuracy."""
+    from zinc.backends.cuda.kernels import matvec_generic as kgm
+    from zinc.backends.cuda.kernels.elementwise import GLU_ACTS
+
+    ops = CudaOps(device=DEVICE, graphs=False, exact=True)
+    wg, wu = weight(GGMLType.Q8_0, (n, k), n + k), weight(GGMLType.Q8_0, (n, k), n + k + 1)
+    x = np.random.default_rng(n * k + rows).standard_normal((rows, k)).astype(np.float32)
+    want = ref.matmul(x, ref.upload(wg)) if act is None else ref.matmul_glu(x, ref.upload(wg), ref.upload(wu), act)
+    tol = 2e-3 if act == "gelu" else 1e-5  # the reference's GELU goes through an f16 table
+    got = ops.matmul(ops.from_numpy(x), ops.upload(wg)) if act is None else ops.matmul_glu(
+        ops.from_numpy(x), ops.upload(wg), ops.upload(wu), act)
+    assert rel(ops.to_numpy(got), want) < tol
+    for cfg in [(2, 1024, 4), (1, 512, 2), (4, 64, 1)]:
+        out = torch.full((rows, n), float("nan"), device=DEVICE)
+        kgm.q8_matvec(ops.from_numpy(x), ops.upload(wg).parts, n, k, out, cfg=cfg,
+                      glu=None if act is None else (ops.upload(wu).parts, GLU_ACTS[act]))
+        assert rel(ops.to_numpy(out), want) < tol, cfg
+
+
 @pytest.mark.parametrize("t", QUANTS[:3], ids=lambda t: t.name)
 def test_embed_and_dequant(ops, ref, t):
     qt = weight(t, (19, 256), 7)

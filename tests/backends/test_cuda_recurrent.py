@@ -47,6 +47,16 @@ def dev(a: np.ndarray) -> torch.Tensor:
     return torch.from_numpy(a.copy()).to(DEVICE)
 
 
+def dev_cols(a: np.ndarray, rng, before: int = 3, after: int = 5) -> torch.Tensor:
+    """A device view of a (T, C) as columns of a wider random array (a row stride of its own), as `CudaOps.split`
+    gives the parts of a stacked projection."""
+    wide = rand(rng, a.shape[0], before + a.shape[1] + after)
+    wide[:, before:before + a.shape[1]] = a
+    view = dev(wide)[:, before:before + a.shape[1]]
+    assert not view.is_contiguous() or a.shape[0] == 1
+    return view
+
+
 # ------------------------------------------------------------------------------------ conv1d
 
 
@@ -58,9 +68,9 @@ def test_conv1d_step(ops, ref, T, C, K):
     st, w = rand(rng, K - 1, C), rand(rng, C, K)
     dst, dw = dev(st), dev(w)
     addr = dst.data_ptr()
-    for step in range(2):
+    for step in range(2):  # the second input a column slice of a wider array
         x = rand(rng, T, C)
-        got = ops.to_numpy(ops.conv1d_causal(dev(x), dst, dw))
+        got = ops.to_numpy(ops.conv1d_causal(dev(x) if step == 0 else dev_cols(x, rng), dst, dw))
         want = ref.conv1d_causal(x, st, w)
         assert got.shape == want.shape and rel(got, want) < 1e-6, step
         assert np.array_equal(ops.to_numpy(dst), st) and dst.data_ptr() == addr
@@ -98,12 +108,13 @@ def test_conv1d_prompt_tiles(ops, ref, monkeypatch, T, C, K, silu):
     st, w = rand(rng, K - 1, C), rand(rng, C, K)
     dst, dw = dev(st), dev(w)
     addr = dst.data_ptr()
-    for step in range(2):
+    for step in range(2):  # the second prompt a column slice of a wider array
         x = rand(rng, T, C, scale=2.0)
+        dx = dev(x) if step == 0 else dev_cols(x, rng)
         if silu:
-            got, want = ops.conv1d_causal_act(dev(x), dst, dw, "silu"), ref.conv1d_causal_act(x, st, w, "silu")
+            got, want = ops.conv1d_causal_act(dx, dst, dw, "silu"), ref.conv1d_causal_act(x, st, w, "silu")
         else:
-            got, want = ops.conv1d_causal(dev(x), dst, dw), ref.conv1d_causal(x, st, w)
+            got, want = ops.conv1d_causal(dx, dst, dw), ref.conv1d_causal(x, st, w)
         assert rel(ops.to_numpy(got), want) < 1e-6, step
         assert np.array_equal(ops.to_numpy(dst), st) and dst.data_ptr() == addr
     assert len(calls) == 2
@@ -198,9 +209,9 @@ def test_delta_net_step_raw(ops, ref, monkeypatch, Hk, Hv, S):
 
 @pytest.mark.parametrize("T,Hk,Hv,S", [(6, 2, 4, 16), (130, 1, 3, 24), (70, 2, 2, 128)])
 def test_delta_net_step_prompt(ops, ref, T, Hk, Hv, S):
-    """A prompt from the raw projections (the chunked form, gates and norms in `chunk_prep_kernel`), q, k and v
-    column slices of one (T, 2 Hk S + Hv S) array as the model passes them, against the NumPy default, outputs
-    and state over two prompts in a row."""
+    """A prompt from the raw projections (the chunked form, gates and norms in `chunk_prep_kernel`): q, k and v
+    column slices of one (T, 2 Hk S + Hv S) array and alpha, b of another, as the model passes them, against the
+    NumPy default, outputs and state over two prompts in a row."""
     rng = np.random.default_rng(T + S)
     st = rand(rng, Hv, S, S, scale=0.3)
     dst = dev(st)
@@ -208,7 +219,8 @@ def test_delta_net_step_prompt(ops, ref, T, Hk, Hv, S):
         q, k, v, alpha, b, dt_bias, a = raw_inputs(rng, T, Hk, Hv, S)
         mixed = dev(np.concatenate([x.reshape(T, -1) for x in (q, k, v)], axis=1))
         dq, dk, dv = (x.reshape(T, -1, S) for x in ops.split(mixed, (Hk * S, Hk * S, Hv * S)))
-        got = ops.to_numpy(ops.delta_net_step(dq, dk, dv, *(dev(x) for x in (alpha, b, dt_bias, a)), dst, 1e-6))
+        gates = ops.split(dev(np.concatenate([rand(rng, T, 3), alpha, b], axis=1)), (3, Hv, Hv))[1:]
+        got = ops.to_numpy(ops.delta_net_step(dq, dk, dv, *gates, dev(dt_bias), dev(a), dst, 1e-6))
         want = ref.delta_net_step(q, k, v, alpha, b, dt_bias, a, st, 1e-6)
         assert got.shape == want.shape and rel(got, want) < 3e-5  # H200, tf32x3 products: 1.2e-5 at S = 128
         assert rel(ops.to_numpy(dst), st) < 3e-5
@@ -221,6 +233,8 @@ def test_rms_norm_gated(ops, ref, shape):
     got = ops.to_numpy(ops.rms_norm_gated(dev(x), dev(w), 1e-6, dev(z), "silu"))
     want = ref.rms_norm_gated(x, w, 1e-6, z, "silu")
     assert got.shape == want.shape and rel(got, want) < 1e-6
+    dz = dev_cols(z.reshape(shape[0], -1), rng).reshape(shape)  # z's heads read in place from a column slice
+    assert rel(ops.to_numpy(ops.rms_norm_gated(dev(x), dev(w), 1e-6, dz, "silu")), want) < 1e-6
 
 
 @pytest.mark.parametrize("T,H,N", [(1, 4, 32), (1, 3, 128), (2, 5, 64), (4, 2, 256)])

@@ -60,10 +60,16 @@ def check_one(family: str, ftype: str, tmp: Path, device: str = "cuda", kv_type:
     full = compare_logits(got, ref)
     dec = compare_logits(got[N_PREFILL:], ref[N_PREFILL:])
     graphs = m.ops._graphs.captures if m.ops._graphs is not None else 0
+    srt = np.sort(ref, axis=-1)
+    margin = srt[:, -1] - srt[:, -2]
+    top = np.argmax(ref, -1)
+    miss = np.flatnonzero((margin >= 0.05) & (np.argmax(got, -1) != top))
+    misses = [{"pos": int(i), "ref_margin": float(margin[i]),  # how far got's pick is above the reference's top-1
+               "got_gap": float(got[i].max() - got[i, top[i]])} for i in miss]
     ok = full["argmax_agree"] == 1.0 and full["mean_kl"] <= 1e-3 and dec["mean_kl"] <= 1e-3
     return {"family": family, "ftype": ftype, "kv_type": m.ops.kv_dtype, "argmax_agree": full["argmax_agree"], "n_sure": full["n_sure"],
             "mean_kl": full["mean_kl"], "decode_mean_kl": dec["mean_kl"], "rel_err": full["rel_err"],
-            "graph_captures": graphs, "wall_s": round(wall, 3), "ok": bool(ok)}
+            "graph_captures": graphs, "wall_s": round(wall, 3), "misses": misses, "ok": bool(ok)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{fam:16s} {ft:10s} {r['argmax_agree']:6.3f} {r['n_sure']:6d} {r['mean_kl']:10.2e} "
                           f"{r['decode_mean_kl']:10.2e} {r['graph_captures']:6d} {r['wall_s']:7.2f}  "
                           f"{'ok' if r['ok'] else 'FAIL'}", flush=True)
+                    for ms in r["misses"]:
+                        print(f"    miss at position {ms['pos']}: reference margin {ms['ref_margin']:.4f}, "
+                              f"got's pick {ms['got_gap']:.4f} above the reference's top-1", flush=True)
                 rows.append(r)
                 (Path(tmp) / f"{fam}-{ft}.gguf").unlink(missing_ok=True)
     total = time.perf_counter() - t_start

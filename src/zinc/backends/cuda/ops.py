@@ -4,13 +4,13 @@ Activations are f32 torch tensors on the device. Weights are `CudaWeight`s (raw 
 repacked at upload). For a few rows (decode) `matmul` of a Q4_K / Q6_K / Q8_0 weight is the integer
 dot-product matvec of `kernels/mmvq` on 8-bit activations (Q4_K and Q6_K: its rows-as-streams form,
 `kernels/mmvs`; the activations quantized by the RMS norm that produced them, or on first use;
-`matmul_glu` is one kernel for gate, up and the GLU); other types take the
-generic dequant-matvec of `kernels/matvec_generic`; for more rows (prefill) weights are dequantized
-to f16 for a tensor-core matmul. rms_norm, rope (fused with the per-head norm and the KV write), the
-GLUs and attention (split-K for decode, flash for prefill) are Triton kernels; for a few tokens
-`rope_qk_attention` is the decode attention's first kernel doing the norms, rope and KV write too. Everything else is
-a torch op on the device: no op falls back to the host. KV cells are f16 (default), f32 or q8_0 (`Q8Cells`:
-written quantized by the KV-write kernels, read dequantized by both attention kernels; `kernels/kvq8`).
+`matmul_glu` is one kernel for gate, up and the GLU); other types take the generic dequant-matvec of
+`kernels/matvec_generic` (with exact=True a Q8_0 weight takes its `q8_matvec` on the f32 activations); for more
+rows (prefill) weights are dequantized to f16 for a tensor-core matmul. rms_norm, rope (fused with the per-head
+norm and the KV write), the GLUs and attention (split-K for decode, flash for prefill) are Triton kernels; for a
+few tokens `rope_qk_attention` is the decode attention's first kernel doing the norms, rope and KV write too.
+Everything else is a torch op on the device: no op falls back to the host. KV cells are f16 (default), f32 or
+q8_0 (`Q8Cells`: written quantized by the KV-write kernels, read dequantized by both attention kernels; `kernels/kvq8`).
 A MoE layer's shared expert is also uploaded as one more expert of its routed stacks where it has their types
 and shapes (`models.layers.fold_shared_experts`): in a decode step it runs in their launches, picked for every
 token by `router_topk_shared`. Expert matmuls read only the selected experts: for a few tokens one matvec over (token, expert)
@@ -132,7 +132,8 @@ class CudaOps(BaseOps):
         return x.reshape(shape)
 
     def split(self, x: torch.Tensor, sizes: Iterable[int]) -> list[torch.Tensor]:
-        return [p.contiguous() for p in torch.split(x, list(sizes), dim=-1)]
+        """Views (column slices): the ops that read them take their row stride or copy them (`.contiguous()`)."""
+        return list(torch.split(x, list(sizes), dim=-1))
 
     def slice_rows(self, x: torch.Tensor, start: int, stop: int) -> torch.Tensor:
         return x[start:stop]
@@ -159,6 +160,9 @@ class CudaOps(BaseOps):
                 y = x2 @ w.dense.float().t()
             else:
                 y = (x2.to(w.dense.dtype) @ w.dense.t()).float()
+        elif t <= MATVEC_MAX_ROWS and self.exact and w.ggml_type == GGMLType.Q8_0:
+            y = torch.empty((t, w.rows), dtype=torch.float32, device=self.device)
+            kgm.q8_matvec(x2, w.parts, w.rows, w.k, y)
         elif t <= MATVEC_MAX_ROWS and (self.exact or w.ggml_type not in TUNED_MATVEC):
             y = torch.empty((t, w.rows), dtype=torch.float32, device=self.device)
             kgm.matvec(x2, w.parts, int(w.ggml_type), w.rows, w.k, y)
@@ -352,11 +356,15 @@ class CudaOps(BaseOps):
         """act(x W_gate^T) * (x W_up^T); for a few rows of two weights of one tuned type, one kernel."""
         lead = x.shape[:-1]
         x2 = x.reshape(-1, w_gate.k)
-        if (self.exact or x2.shape[0] > MATVEC_MAX_ROWS or w_gate.ggml_type not in TUNED_MATVEC
+        q80 = self.exact and w_gate.ggml_type == GGMLType.Q8_0  # on the f32 activations (q8_matvec)
+        if (x2.shape[0] > MATVEC_MAX_ROWS or not (q80 or (w_gate.ggml_type in TUNED_MATVEC and not self.exact))
                 or act not in kel.GLU_ACTS or w_up.ggml_type != w_gate.ggml_type or w_up.shape != w_gate.shape):
             return super().matmul_glu(x, w_gate, w_up, act)
         x2 = x2.float().contiguous()
         y = torch.empty((x2.shape[0], w_gate.rows), dtype=torch.float32, device=self.device)
+        if q80:
+            kgm.q8_matvec(x2, w_gate.parts, w_gate.rows, w_gate.k, y, glu=(w_up.parts, kel.GLU_ACTS[act]))
+            return y.reshape(*lead, w_gate.rows)
         mmvq.matvec(self._quantized(x, x2), w_gate.parts, int(w_gate.ggml_type), w_gate.rows, w_gate.k, y,
                     glu=(w_up.parts, kel.GLU_ACTS[act]))
         return y.reshape(*lead, w_gate.rows)

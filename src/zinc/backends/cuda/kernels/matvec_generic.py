@@ -6,6 +6,8 @@ BF16: routers, gates), which cuBLAS runs as a split-K GEMM plus a reduction at o
 selected: for an expert stack (E, N, K) repacked as E*N rows, out[t, j, n] = W[ids[t, j], n, :] .
 x[t, (j)]. The expert ids are read on the device, so the launch needs no host sync (a CUDA graph can
 hold it). Each program owns BN rows of one (token, expert) pair and walks K one 256-value tile at a time.
+`q8_matvec` is a Q8_0 matvec on f32 activations (CudaOps' exact mode; decode takes mmvq's 8-bit activations,
+faster).
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from zinc.backends.cuda.kernels.quant import QK, TILE, _tile, program_rows
+from zinc.backends.cuda.kernels.elementwise import glu_act
+from zinc.backends.cuda.kernels.quant import INTERPRETER_ROWS, QK, TILE, _tile, program_rows
 
 
 @triton.jit
@@ -65,6 +68,61 @@ def dense_matvec(x, w, out, bn: int = 0, bk: int = 512) -> None:
                                                       num_warps=4 if bn * bk >= 512 else 1)
 
 
+@triton.jit
+def q8f_kernel(out, x, qs, d, qs2, d2, N, K, sxt, BN: tl.constexpr, BK: tl.constexpr, EVEN: tl.constexpr,
+               ACT: tl.constexpr):
+    """Q8_0 rows on f32 activations; grid (cdiv(N, BN), T): out[t, BN rows] = sum over blocks of
+    d[row, b] * (q[row, block b] . x[t, block b]), f32 math; with ACT >= 0 (a GLU code) the up weight (qs2, d2)
+    too: out = act(gate) * up. qs (N, K) int8, d (N, K / 32) f16."""
+    rn = tl.program_id(0) * BN + tl.arange(0, BN)
+    t = tl.program_id(1).to(tl.int64)
+    r = tl.where(rn < N, rn, 0).to(tl.int64)
+    nb = K // 32
+    acc = tl.zeros((BN, BK // 32), dtype=tl.float32)
+    acc2 = tl.zeros((BN, BK // 32), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        kk = k0 + tl.arange(0, BK)
+        bb = k0 // 32 + tl.arange(0, BK // 32)
+        if EVEN:
+            xv = tl.load(x + t * sxt + kk)
+            w = tl.load(qs + r[:, None] * K + kk[None, :])
+            s = tl.load(d + r[:, None] * nb + bb[None, :]).to(tl.float32)
+        else:
+            xv = tl.load(x + t * sxt + kk, mask=kk < K, other=0.0)
+            w = tl.load(qs + r[:, None] * K + kk[None, :], mask=(kk < K)[None, :], other=0)
+            s = tl.load(d + r[:, None] * nb + bb[None, :], mask=(bb < nb)[None, :], other=0.0).to(tl.float32)
+        acc += tl.sum(tl.reshape(w.to(tl.float32) * xv[None, :], (BN, BK // 32, 32)), axis=2) * s
+        if ACT >= 0:
+            if EVEN:
+                w2 = tl.load(qs2 + r[:, None] * K + kk[None, :])
+                s2 = tl.load(d2 + r[:, None] * nb + bb[None, :]).to(tl.float32)
+            else:
+                w2 = tl.load(qs2 + r[:, None] * K + kk[None, :], mask=(kk < K)[None, :], other=0)
+                s2 = tl.load(d2 + r[:, None] * nb + bb[None, :], mask=(bb < nb)[None, :], other=0.0).to(tl.float32)
+            acc2 += tl.sum(tl.reshape(w2.to(tl.float32) * xv[None, :], (BN, BK // 32, 32)), axis=2) * s2
+    y = tl.sum(acc, axis=1)
+    if ACT >= 0:
+        y = glu_act(y, tl.sum(acc2, axis=1), ACT)
+    tl.store(out + t * N + rn, y, mask=rn < N)
+
+
+# (rows a program, values a step, warps): H200, bench/cuda_q8f_bench.py (session 17), the best over Qwen3-8B's one-row
+# shapes; 29 % slower than mmvq's 8-bit-activation Q8_0 kernel there (273 vs 212 us), so decode keeps that one
+Q8F_CONFIG = (8, 1024, 4)
+
+
+def q8_matvec(x, parts, n: int, k: int, out, glu: tuple | None = None, cfg: tuple | None = None) -> None:
+    """Q8_0 weight parts (qs (N, K) int8, d (N, K/32) f16) times x (T, K) f32 (rows contiguous) -> out (T, N) f32
+    contiguous, on the f32 activations (no 8-bit quantization of x: the NumPy backend's arithmetic). glu: (the up
+    weight's parts, a GLU_ACTS code): out = act(x W^T) * (x W_up^T)."""
+    bn, bk, nw = cfg or (Q8F_CONFIG if x.is_cuda else (INTERPRETER_ROWS, 256, 4))
+    bk = min(bk, max(32, triton.next_power_of_2(k)))
+    qs, d = parts
+    qs2, d2 = glu[0] if glu else parts
+    q8f_kernel[(triton.cdiv(n, bn), x.shape[0])](out, x, qs, d, qs2, d2, n, k, x.stride(0), BN=bn, BK=bk,
+                                                 EVEN=k % bk == 0, ACT=glu[1] if glu else -1, num_warps=nw)
+
+
 def _ptrs(parts):
     return (list(parts) + [parts[0]] * 4)[:4]
 
@@ -89,4 +147,4 @@ def matvec_experts(x, parts, qtype: int, n: int, k: int, ids, out, bn: int = 0, 
                                                QT=qtype, G=g, L=l, BN=bn, HAS_IDS=True, num_warps=num_warps)
 
 
-__all__ = ["QK", "dense_matvec", "matvec", "matvec_experts"]
+__all__ = ["QK", "dense_matvec", "matvec", "matvec_experts", "q8_matvec"]

@@ -173,10 +173,10 @@ def align_kernel(ids, slots, rank, pairs, block_e, P, E, NB, BM: tl.constexpr, B
     """One program: the P pairs of ids grouped by expert for `experts_gemm_kernel` (see `align_pairs`); slots and
     rank (E,) int32 zeroed. Counts by atomics, each expert's first slot from the cumulated block counts, every pair
     to its expert's next slot (their order within an expert does not change any result: each output row is its
-    own pair's)."""
+    own pair's). The atomics are relaxed (no fence each): the barriers order them within the program."""
     for p0 in range(0, P, BP):
         p = p0 + tl.arange(0, BP)
-        tl.atomic_add(slots + tl.load(ids + p, mask=p < P, other=0), 1, mask=p < P)
+        tl.atomic_add(slots + tl.load(ids + p, mask=p < P, other=0), 1, mask=p < P, sem="relaxed")
     tl.debug_barrier()
     e = tl.arange(0, BE)
     em = e < E
@@ -196,7 +196,7 @@ def align_kernel(ids, slots, rank, pairs, block_e, P, E, NB, BM: tl.constexpr, B
         p = p0 + tl.arange(0, BP)
         pm = p < P
         ex = tl.load(ids + p, mask=pm, other=0)
-        r = tl.atomic_add(rank + ex, 1, mask=pm)
+        r = tl.atomic_add(rank + ex, 1, mask=pm, sem="relaxed")
         tl.store(pairs + tl.load(slots + ex, mask=pm, other=0, volatile=True) + r, p, mask=pm)
 
 

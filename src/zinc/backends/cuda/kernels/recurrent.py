@@ -31,8 +31,8 @@ CHUNK_BV = 32  # value-dim columns of the state per program of `chunk_state_kern
 
 
 @triton.jit(do_not_specialize=["T"])  # T = 1 stays a runtime value: the window-row tests are on tensors
-def conv1d_kernel(x, state, w, out, T, C, K: tl.constexpr, BC: tl.constexpr, SILU: tl.constexpr = False):
-    """Depthwise causal conv over the window [state (K-1, C), x (T, C)] (oldest first):
+def conv1d_kernel(x, state, w, out, T, C, sx, K: tl.constexpr, BC: tl.constexpr, SILU: tl.constexpr = False):
+    """Depthwise causal conv over the window [state (K-1, C), x (T, C), row stride sx] (oldest first):
     out[t, c] = sum_j win[t + j, c] * w[c, j] in tap order (then silu(out) with SILU); then
     state = win[T:]; grid (cdiv(C, BC),).
     Each program owns its channels, so the window is read before it is shifted in place."""
@@ -43,7 +43,7 @@ def conv1d_kernel(x, state, w, out, T, C, K: tl.constexpr, BC: tl.constexpr, SIL
         for j in tl.static_range(K):
             r = t + j  # window row: state row r if r < K-1, else x row r - (K-1)
             a = tl.load(state + r * C + c, mask=cm & (r < K - 1), other=0.0)
-            b = tl.load(x + (r - (K - 1)) * C + c, mask=cm & (r >= K - 1), other=0.0)
+            b = tl.load(x + (r - (K - 1)) * sx + c, mask=cm & (r >= K - 1), other=0.0)
             tap = tl.load(w + c * K + j, mask=cm, other=0.0)
             acc = acc + tl.where(r < K - 1, a, b) * tap
         if SILU:
@@ -52,12 +52,12 @@ def conv1d_kernel(x, state, w, out, T, C, K: tl.constexpr, BC: tl.constexpr, SIL
     for i in tl.static_range(K - 1):  # row i of the new state: window row T + i (rows > i not yet written)
         r = T + i
         a = tl.load(state + r * C + c, mask=cm & (r < K - 1), other=0.0)
-        b = tl.load(x + (r - (K - 1)) * C + c, mask=cm & (r >= K - 1), other=0.0)
+        b = tl.load(x + (r - (K - 1)) * sx + c, mask=cm & (r >= K - 1), other=0.0)
         tl.store(state + i * C + c, tl.where(r < K - 1, a, b), mask=cm)
 
 
 @triton.jit
-def conv1d_tiles_kernel(x, state, w, out, T, C, K: tl.constexpr, BT: tl.constexpr, BC: tl.constexpr,
+def conv1d_tiles_kernel(x, state, w, out, T, C, sx, K: tl.constexpr, BT: tl.constexpr, BC: tl.constexpr,
                         SILU: tl.constexpr = False):
     """`conv1d_kernel` for a prompt (T >= BT >= K - 1): program (tb, cb) computes tokens tb * BT ... of channels
     cb * BC ...; only the first token block reads the old state, and it writes the new one (the last K - 1 rows of
@@ -71,7 +71,7 @@ def conv1d_tiles_kernel(x, state, w, out, T, C, K: tl.constexpr, BT: tl.constexp
         r = t + j  # window row: state row r if r < K-1, else x row r - (K-1)
         m = tm[:, None] & cm[None, :]
         a = tl.load(state + r[:, None] * C + c[None, :], mask=m & (r < K - 1)[:, None], other=0.0)
-        b = tl.load(x + (r - (K - 1))[:, None].to(tl.int64) * C + c[None, :], mask=m & (r >= K - 1)[:, None],
+        b = tl.load(x + (r - (K - 1))[:, None].to(tl.int64) * sx + c[None, :], mask=m & (r >= K - 1)[:, None],
                     other=0.0)
         acc = acc + tl.where((r < K - 1)[:, None], a, b) * tl.load(w + c * K + j, mask=cm, other=0.0)[None, :]
     if SILU:
@@ -79,7 +79,8 @@ def conv1d_tiles_kernel(x, state, w, out, T, C, K: tl.constexpr, BT: tl.constexp
     tl.store(out + t[:, None].to(tl.int64) * C + c[None, :], acc, mask=tm[:, None] & cm[None, :])
     if tb == 0:
         for i in tl.static_range(K - 1):  # new state row i: x row T - (K-1) + i
-            tl.store(state + i * C + c, tl.load(x + (T - (K - 1) + i) * C + c, mask=cm, other=0.0), mask=cm)
+            xr = tl.load(x + (T - (K - 1) + i).to(tl.int64) * sx + c, mask=cm, other=0.0)
+            tl.store(state + i * C + c, xr, mask=cm)
 
 
 def conv1d_causal(x: torch.Tensor, state: torch.Tensor, w: torch.Tensor, silu: bool = False) -> torch.Tensor:
@@ -87,15 +88,17 @@ def conv1d_causal(x: torch.Tensor, state: torch.Tensor, w: torch.Tensor, silu: b
     the last K-1 inputs. One launch: `conv1d_kernel` for a few tokens, `conv1d_tiles_kernel` for a prompt."""
     T, K = x.shape[0], w.shape[1]
     if state.is_contiguous() and state.dtype == torch.float32 and (T <= CONV_MAX_T or T >= CONV_BT >= K - 1):
-        x, w = x.float().contiguous(), w.float().contiguous()
+        if x.dtype != torch.float32 or x.stride(1) != 1:  # a column slice (row stride of its own) is read in place
+            x = x.float().contiguous()
+        w = w.float().contiguous()
         C = x.shape[1]
         out = torch.empty((T, C), dtype=torch.float32, device=x.device)
         if T <= CONV_MAX_T:
-            conv1d_kernel[(triton.cdiv(C, CONV_BC),)](x, state, w, out, T, C, K=K, BC=CONV_BC, SILU=bool(silu),
-                                                      num_warps=2)
+            conv1d_kernel[(triton.cdiv(C, CONV_BC),)](x, state, w, out, T, C, x.stride(0), K=K, BC=CONV_BC,
+                                                      SILU=bool(silu), num_warps=2)
         else:
             conv1d_tiles_kernel[(triton.cdiv(T, CONV_BT), triton.cdiv(C, CONV_BC))](
-                x, state, w, out, T, C, K=K, BT=CONV_BT, BC=CONV_BC, SILU=bool(silu), num_warps=4)
+                x, state, w, out, T, C, x.stride(0), K=K, BT=CONV_BT, BC=CONV_BC, SILU=bool(silu), num_warps=4)
         return out
     win = torch.cat([state, x.float()], dim=0)  # (T + K - 1, C), oldest first
     y = win[0:T] * w[:, 0]
@@ -177,16 +180,17 @@ def delta_net_step(q, k, v, alpha, b, dt_bias, a, state: torch.Tensor, eps: floa
 
 
 @triton.jit
-def gated_norm_kernel(x, w, z, out, N, eps, H, xq, xd, xs, BN: tl.constexpr, QUANT: tl.constexpr,
+def gated_norm_kernel(x, w, z, out, N, eps, H, sz, xq, xd, xs, BN: tl.constexpr, QUANT: tl.constexpr,
                       NBQ: tl.constexpr):
-    """Row r of x, z (R, N): out = x / sqrt(mean(x^2) + eps) * w * silu(z); grid (R,). With QUANT
+    """Row r of x (R, N): out = x / sqrt(mean(x^2) + eps) * w * silu(z), z's row r at (r // H) * sz + (r % H) * N
+    (sz: z's token stride); grid (R,). With QUANT
     (N = NBQ * 32) the row is also written on 8 bits: blocks h * NBQ ... of the (R / H, H * N) activation
     row r // H, h = r % H (`mmvq.q8_store`), for the output projection's matvec."""
     r = tl.program_id(0).to(tl.int64)
     n = tl.arange(0, BN)
     m = n < N
     xr = tl.load(x + r * N + n, mask=m, other=0.0)
-    zr = tl.load(z + r * N + n, mask=m, other=0.0)
+    zr = tl.load(z + (r // H) * sz + (r % H) * N + n, mask=m, other=0.0)
     wr = tl.load(w + n, mask=m, other=0.0)
     y = xr * (1.0 / tl.sqrt(tl.sum(xr * xr, axis=0) / N + eps)) * wr
     y = y * (zr / (1.0 + tl.exp(-zr)))
@@ -200,12 +204,15 @@ def rms_norm_gated(x: torch.Tensor, w: torch.Tensor, eps: float, z: torch.Tensor
     """rms_norm(x, w, eps) * silu(z) over the last axis (x, z of one shape (T, H, N), w (N,)) in one
     launch; q8: `mmvq.q8_buffers(T, H * N)` to also get the output on 8 bits (N a power of two >= 32)."""
     N = x.shape[-1]
-    x, z, w = x.float().contiguous(), z.float().contiguous().reshape(x.shape), w.float().contiguous()
+    x, w = x.float().contiguous(), w.float().contiguous()
+    H = x.shape[-2] if x.dim() >= 2 else 1
+    if x.dim() != 3 or z.shape != x.shape or z.dtype != torch.float32 or z.stride(2) != 1 or z.stride(1) != N:
+        z = z.float().contiguous().reshape(x.shape)  # else read in place: (T, H, N) heads of a column slice
+    sz = z.stride(0) if z.dim() == 3 else H * N
     out = torch.empty_like(x)
     bn = triton.next_power_of_2(N)
-    H = x.shape[-2] if x.dim() >= 2 else 1
     xq, xd, xs = q8 if q8 is not None else (out, out, out)
-    gated_norm_kernel[(x.numel() // N,)](x, w, z, out, N, float(eps), H, xq, xd, xs, BN=bn, QUANT=q8 is not None,
+    gated_norm_kernel[(x.numel() // N,)](x, w, z, out, N, float(eps), H, sz, xq, xd, xs, BN=bn, QUANT=q8 is not None,
                                          NBQ=max(1, N // 32), num_warps=4 if bn >= 1024 else 1)
     return out
 
@@ -232,16 +239,16 @@ def delta_net_recurrent(q, k, v, g, beta, state: torch.Tensor) -> torch.Tensor:
 
 
 @triton.jit
-def chunk_prep_kernel(q, k, v, g, beta, dt_bias, a_log, QN, A, RHS, M, KE, GM, T, HK, HV, S, SV, sq, sk, sv, eps,
-                      C: tl.constexpr, SP: tl.constexpr, SVP: tl.constexpr, RAW: tl.constexpr,
+def chunk_prep_kernel(q, k, v, g, beta, dt_bias, a_log, QN, A, RHS, M, KE, GM, T, HK, HV, S, SV, sq, sk, sv, sg, sb,
+                      eps, C: tl.constexpr, SP: tl.constexpr, SVP: tl.constexpr, RAW: tl.constexpr,
                       PREC: tl.constexpr = "tf32x3"):
     """Everything of chunk j of value head h the chunked delta rule needs before its chunk-to-chunk pass, in one
     program (grid (Hv, n)): from q, k (T, HK, S) (token strides sq, sk; v-head h reads k-head h % HK), v (T, HV, SV)
-    (stride sv), g, beta (T, HV): G = the within-chunk cumulated g, decay D[t, s] = exp(G_t - G_s) (s <= t), and
-    into (Hv, n, C, ...) buffers: QN = q, A = strict lower part of (K K^T * D) times beta of the row, RHS =
-    [beta v | beta exp(G) k], M = lower part of (Q K^T * D), KE = k exp(G_last - G), GM = exp(G). Tokens past T are
-    zeros (g = beta = 0). RAW: q, k not yet L2-normalized, g holds alpha and beta its logit (the gates as
-    `delta_rule_kernel`'s RAW form computes them)."""
+    (stride sv), g, beta (T, HV) (token strides sg, sb): G = the within-chunk cumulated g, decay D[t, s] =
+    exp(G_t - G_s) (s <= t), and into (Hv, n, C, ...) buffers: QN = q, A = strict lower part of (K K^T * D) times
+    beta of the row, RHS = [beta v | beta exp(G) k], M = lower part of (Q K^T * D), KE = k exp(G_last - G),
+    GM = exp(G). Tokens past T are zeros (g = beta = 0). RAW: q, k not yet L2-normalized, g holds alpha and beta
+    its logit (the gates as `delta_rule_kernel`'s RAW form computes them)."""
     h = tl.program_id(0)
     j = tl.program_id(1)
     b = h.to(tl.int64) * tl.num_programs(1) + j
@@ -254,8 +261,8 @@ def chunk_prep_kernel(q, k, v, g, beta, dt_bias, a_log, QN, A, RHS, M, KE, GM, T
     mk = tm[:, None] & em[None, :]
     qt = tl.load(q + t[:, None].to(tl.int64) * sq + hk * S + e[None, :], mask=mk, other=0.0)
     kt = tl.load(k + t[:, None].to(tl.int64) * sk + hk * S + e[None, :], mask=mk, other=0.0)
-    gt = tl.load(g + t * HV + h, mask=tm, other=0.0)
-    bt = tl.load(beta + t * HV + h, mask=tm, other=0.0)
+    gt = tl.load(g + t * sg + h, mask=tm, other=0.0)
+    bt = tl.load(beta + t * sb + h, mask=tm, other=0.0)
     if RAW:
         inv_n = 1.0 / S
         rs = 1.0 / tl.sqrt(S * 1.0)
@@ -294,6 +301,11 @@ def _heads(x: torch.Tensor) -> torch.Tensor:
     return x
 
 
+def _rows(x: torch.Tensor) -> torch.Tensor:
+    """x (T, H) f32 with a unit element stride (rows of a column slice in place), else a contiguous f32 copy."""
+    return x if x.dtype == torch.float32 and x.stride(1) == 1 else x.float().contiguous()
+
+
 def delta_net_chunked(q, k, v, g, beta, state: torch.Tensor, chunk: int = 64, raw: tuple | None = None) -> torch.Tensor:
     """The delta rule chunk by chunk (cpu/deltanet.py's docstring); same result as the recurrence. Three launches:
     `chunk_prep_kernel` (every chunk's products and decays), a triangular solve of every chunk's unit lower system
@@ -304,7 +316,7 @@ def delta_net_chunked(q, k, v, g, beta, state: torch.Tensor, chunk: int = 64, ra
     c = max(16, triton.next_power_of_2(min(int(chunk), T)))
     n = -(-T // c)
     q, k, v = _heads(q), _heads(k), _heads(v)
-    g, beta = (x.reshape(T, Hv).float().contiguous() for x in (g, beta))
+    g, beta = (_rows(x.reshape(T, Hv)) for x in (g, beta))
     dt_bias, a_log, eps = ((raw[0].reshape(-1).float().contiguous(), raw[1].reshape(-1).float().contiguous(),
                             float(raw[2])) if raw is not None else (g, g, 0.0))
     dev = v.device
@@ -316,8 +328,8 @@ def delta_net_chunked(q, k, v, g, beta, state: torch.Tensor, chunk: int = 64, ra
     sp, svp = max(16, triton.next_power_of_2(S)), max(16, triton.next_power_of_2(Sv))
     prec = "tf32x3" if v.is_cuda else "ieee"
     chunk_prep_kernel[(Hv, n)](q, k, v, g, beta, dt_bias, a_log, QN, A, RHS, M, KE, GM, T, Hk, Hv, S, Sv, q.stride(0),
-                               k.stride(0), v.stride(0), eps, C=c, SP=sp, SVP=svp, RAW=raw is not None, PREC=prec,
-                               num_warps=8)
+                               k.stride(0), v.stride(0), g.stride(0), beta.stride(0), eps, C=c, SP=sp, SVP=svp,
+                               RAW=raw is not None, PREC=prec, num_warps=8)
     UW = torch.linalg.solve_triangular(A, RHS, upper=False, unitriangular=True)  # A's diagonal is not read
     s = state if state.dtype == f32 and state.is_contiguous() else state.float().contiguous()
     out = torch.empty((T, Hv, Sv), dtype=f32, device=dev)
