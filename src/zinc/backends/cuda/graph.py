@@ -132,7 +132,11 @@ class StepGraphs:
 
         tokens, pos = batch.tokens.clone(), batch.pos.clone()
         static = replace(batch, tokens=tokens, pos=pos)
-        eager = forward(self.ops, cfg, weights, static, cache).clone()
+        self.ops.capturing = True  # the eager run takes the capture's paths: every kernel specialization the capture
+        try:  # launches is then compiled and loaded (a first load inside a capture fails it)
+            eager = forward(self.ops, cfg, weights, static, cache).clone()
+        finally:
+            self.ops.capturing = False
         torch.cuda.synchronize(self.ops.device)
         chosen = count = None
         if greedy:
