@@ -71,43 +71,50 @@ def dense_matvec(x, w, out, bn: int = 0, bk: int = 512) -> None:
 @triton.jit
 def q8f_kernel(out, x, qs, d, qs2, d2, N, K, sxt, BN: tl.constexpr, BK: tl.constexpr, EVEN: tl.constexpr,
                ACT: tl.constexpr):
-    """Q8_0 rows on f32 activations; grid (cdiv(N, BN), T): out[t, BN rows] = sum over blocks of
+    """Q8_0 rows on f32 activations; grid (cdiv(N, BN), T): out[t, BN rows] = sum over blocks b of
     d[row, b] * (q[row, block b] . x[t, block b]), f32 math; with ACT >= 0 (a GLU code) the up weight (qs2, d2)
-    too: out = act(gate) * up. qs (N, K) int8, d (N, K / 32) f16."""
+    too: out = act(gate) * up. qs (N, K) int8, d (N, K / 32) f16. Each step loads (BN, BK / 32, 32) weights and
+    accumulates their scaled products elementwise; the sums are taken once, after the loop."""
     rn = tl.program_id(0) * BN + tl.arange(0, BN)
     t = tl.program_id(1).to(tl.int64)
     r = tl.where(rn < N, rn, 0).to(tl.int64)
     nb = K // 32
-    acc = tl.zeros((BN, BK // 32), dtype=tl.float32)
-    acc2 = tl.zeros((BN, BK // 32), dtype=tl.float32)
+    NB: tl.constexpr = BK // 32
+    j = tl.arange(0, NB)
+    i = tl.arange(0, 32)
+    wo = r[:, None, None] * K + j[None, :, None] * 32 + i[None, None, :]  # (BN, NB, 32) offsets of the first step
+    so = r[:, None] * nb + j[None, :]  # (BN, NB)
+    acc = tl.zeros((BN, NB, 32), dtype=tl.float32)
+    acc2 = tl.zeros((BN, NB, 32), dtype=tl.float32)
     for k0 in range(0, K, BK):
-        kk = k0 + tl.arange(0, BK)
-        bb = k0 // 32 + tl.arange(0, BK // 32)
+        xo = k0 + j[:, None] * 32 + i[None, :]  # (NB, 32)
         if EVEN:
-            xv = tl.load(x + t * sxt + kk)
-            w = tl.load(qs + r[:, None] * K + kk[None, :])
-            s = tl.load(d + r[:, None] * nb + bb[None, :]).to(tl.float32)
+            xv = tl.load(x + t * sxt + xo)
+            w = tl.load(qs + wo + k0)
+            s = tl.load(d + so + k0 // 32).to(tl.float32)
         else:
-            xv = tl.load(x + t * sxt + kk, mask=kk < K, other=0.0)
-            w = tl.load(qs + r[:, None] * K + kk[None, :], mask=(kk < K)[None, :], other=0)
-            s = tl.load(d + r[:, None] * nb + bb[None, :], mask=(bb < nb)[None, :], other=0.0).to(tl.float32)
-        acc += tl.sum(tl.reshape(w.to(tl.float32) * xv[None, :], (BN, BK // 32, 32)), axis=2) * s
+            km = (k0 // 32 + j) < nb
+            xv = tl.load(x + t * sxt + xo, mask=km[:, None], other=0.0)
+            w = tl.load(qs + wo + k0, mask=km[None, :, None], other=0)
+            s = tl.load(d + so + k0 // 32, mask=km[None, :], other=0.0).to(tl.float32)
+        acc += w.to(tl.float32) * xv[None, :, :] * s[:, :, None]
         if ACT >= 0:
             if EVEN:
-                w2 = tl.load(qs2 + r[:, None] * K + kk[None, :])
-                s2 = tl.load(d2 + r[:, None] * nb + bb[None, :]).to(tl.float32)
+                w2 = tl.load(qs2 + wo + k0)
+                s2 = tl.load(d2 + so + k0 // 32).to(tl.float32)
             else:
-                w2 = tl.load(qs2 + r[:, None] * K + kk[None, :], mask=(kk < K)[None, :], other=0)
-                s2 = tl.load(d2 + r[:, None] * nb + bb[None, :], mask=(bb < nb)[None, :], other=0.0).to(tl.float32)
-            acc2 += tl.sum(tl.reshape(w2.to(tl.float32) * xv[None, :], (BN, BK // 32, 32)), axis=2) * s2
-    y = tl.sum(acc, axis=1)
+                w2 = tl.load(qs2 + wo + k0, mask=km[None, :, None], other=0)
+                s2 = tl.load(d2 + so + k0 // 32, mask=km[None, :], other=0.0).to(tl.float32)
+            acc2 += w2.to(tl.float32) * xv[None, :, :] * s2[:, :, None]
+    y = tl.sum(tl.sum(acc, axis=2), axis=1)
     if ACT >= 0:
-        y = glu_act(y, tl.sum(acc2, axis=1), ACT)
+        y = glu_act(y, tl.sum(tl.sum(acc2, axis=2), axis=1), ACT)
     tl.store(out + t * N + rn, y, mask=rn < N)
 
 
-# (rows a program, values a step, warps): H200, bench/cuda_q8f_bench.py (session 17), the best over Qwen3-8B's one-row
-# shapes; 29 % slower than mmvq's 8-bit-activation Q8_0 kernel there (273 vs 212 us), so decode keeps that one
+# (rows a program, values a step, warps): H200, bench/cuda_q8f_bench.py (session 17, the kernel's first form, which
+# summed each step's blocks): the best over Qwen3-8B's one-row shapes, 29 % slower than mmvq's 8-bit-activation Q8_0
+# kernel there (273 vs 212 us), so decode keeps that one; this form (sums after the loop) is not yet timed
 Q8F_CONFIG = (8, 1024, 4)
 
 
