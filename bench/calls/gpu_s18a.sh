@@ -8,7 +8,7 @@ mkdir -p .real $OUT/r
 (python3 -m zinc.synth qwen3-8b -o .real/q8b.gguf --ftype Q4_K_M -q > $OUT/r/synth.log 2>&1;
  python3 -m zinc.synth qwen35-35b-a3b -o .real/q35.gguf --ftype Q4_K_M -q >> $OUT/r/synth.log 2>&1) &
 timeout 150 python3 -m pytest -q -p no:cacheprovider tests/backends/test_cuda_graph.py -rf --tb=short 2>&1 | tail -4
-timeout 200 python3 bench/cuda_q8f_bench.py --out $OUT/r 2>&1 | grep -v -i warn | tail -18
+timeout 160 python3 bench/cuda_q8f_bench.py --out $OUT/r 2>&1 | grep -v -i warn | tail -18
 while pgrep -f zinc.synth > /dev/null; do sleep 2; done
 timeout 150 python3 bench/cuda_tg_trigger.py .real/q8b.gguf --out $OUT/r/q8b 2>&1 | grep -v -i warn | tail -16
 timeout 150 python3 bench/cuda_tg_trigger.py .real/q35.gguf --lengths 512,2048 --out $OUT/r/q35 2>&1 | grep -v -i warn | tail -10
