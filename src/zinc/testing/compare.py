@@ -34,11 +34,24 @@ def mean_kl(ref: np.ndarray, got: np.ndarray) -> float:
     return float(np.mean(np.sum(np.exp(lp) * (lp - lq), -1)))
 
 
+def _margins(ref: np.ndarray) -> np.ndarray:
+    """Each row's top-1 minus top-2 logit."""
+    srt = np.sort(ref, axis=-1)
+    return srt[:, -1] - srt[:, -2]
+
+
+def argmax_misses(got: np.ndarray, ref: np.ndarray, margin: float = 0.05) -> list[dict]:
+    """The rows `compare_logits` counts against the agreement (the reference's margin >= `margin`, another argmax):
+    row, that margin, and how far got's pick is above the reference's top-1 in got."""
+    m, top = _margins(ref), np.argmax(ref, -1)
+    return [{"pos": int(i), "ref_margin": float(m[i]), "got_gap": float(got[i].max() - got[i, top[i]])}
+            for i in np.flatnonzero((m >= margin) & (np.argmax(got, -1) != top))]
+
+
 def compare_logits(got: np.ndarray, ref: np.ndarray, margin: float = 0.05) -> dict:
     """Argmax agreement where the reference's top-1/top-2 margin is >= `margin`, how many such rows,
     the mean KL(ref || got) and the relative error of (T, n_vocab) logits."""
-    srt = np.sort(ref, axis=-1)
-    sure = (srt[:, -1] - srt[:, -2]) >= margin
+    sure = _margins(ref) >= margin
     agree = float(np.mean((np.argmax(got, -1) == np.argmax(ref, -1))[sure])) if sure.any() else 1.0
     return {"argmax_agree": agree, "n_sure": int(sure.sum()), "mean_kl": mean_kl(ref, got),
             "rel_err": rel_err(got, ref)}
