@@ -64,13 +64,12 @@ def test_q8_0_matvec_f32_activations(ref, n, k, rows, act):
     x = np.random.default_rng(n * k + rows).standard_normal((rows, k)).astype(np.float32)
     want = ref.matmul(x, ref.upload(wg)) if act is None else ref.matmul_glu(x, ref.upload(wg), ref.upload(wu), act)
     tol = 2e-3 if act == "gelu" else 1e-5  # the reference's GELU goes through an f16 table
-    got = ops.matmul(ops.from_numpy(x), ops.upload(wg)) if act is None else ops.matmul_glu(
-        ops.from_numpy(x), ops.upload(wg), ops.upload(wu), act)
+    dx, dg, du = ops.from_numpy(x), ops.upload(wg), ops.upload(wu)
+    got = ops.matmul(dx, dg) if act is None else ops.matmul_glu(dx, dg, du, act)
     assert rel(ops.to_numpy(got), want) < tol
     for cfg in [(2, 1024, 4), (1, 512, 2), (4, 64, 1)]:
         out = torch.full((rows, n), float("nan"), device=DEVICE)
-        kgm.q8_matvec(ops.from_numpy(x), ops.upload(wg).parts, n, k, out, cfg=cfg,
-                      glu=None if act is None else (ops.upload(wu).parts, GLU_ACTS[act]))
+        kgm.q8_matvec(dx, dg.parts, n, k, out, cfg=cfg, glu=None if act is None else (du.parts, GLU_ACTS[act]))
         assert rel(ops.to_numpy(out), want) < tol, cfg
 
 

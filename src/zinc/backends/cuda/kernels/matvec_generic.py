@@ -69,6 +69,19 @@ def dense_matvec(x, w, out, bn: int = 0, bk: int = 512) -> None:
 
 
 @triton.jit
+def _q8f_step(qs, d, wo, so, xv, k0, km, EVEN: tl.constexpr):
+    """One step of `q8f_kernel`: the (BN, NB, 32) weights at k0 (offsets wo, block scales at so) times xv (NB, 32),
+    scaled; km masks the blocks past K unless EVEN."""
+    if EVEN:
+        w = tl.load(qs + wo + k0)
+        s = tl.load(d + so + k0 // 32).to(tl.float32)
+    else:
+        w = tl.load(qs + wo + k0, mask=km[None, :, None], other=0)
+        s = tl.load(d + so + k0 // 32, mask=km[None, :], other=0.0).to(tl.float32)
+    return w.to(tl.float32) * xv[None, :, :] * s[:, :, None]
+
+
+@triton.jit
 def q8f_kernel(out, x, qs, d, qs2, d2, N, K, sxt, BN: tl.constexpr, BK: tl.constexpr, EVEN: tl.constexpr,
                ACT: tl.constexpr):
     """Q8_0 rows on f32 activations; grid (cdiv(N, BN), T): out[t, BN rows] = sum over blocks b of
@@ -87,25 +100,12 @@ def q8f_kernel(out, x, qs, d, qs2, d2, N, K, sxt, BN: tl.constexpr, BK: tl.const
     acc = tl.zeros((BN, NB, 32), dtype=tl.float32)
     acc2 = tl.zeros((BN, NB, 32), dtype=tl.float32)
     for k0 in range(0, K, BK):
-        xo = k0 + j[:, None] * 32 + i[None, :]  # (NB, 32)
-        if EVEN:
-            xv = tl.load(x + t * sxt + xo)
-            w = tl.load(qs + wo + k0)
-            s = tl.load(d + so + k0 // 32).to(tl.float32)
-        else:
-            km = (k0 // 32 + j) < nb
-            xv = tl.load(x + t * sxt + xo, mask=km[:, None], other=0.0)
-            w = tl.load(qs + wo + k0, mask=km[None, :, None], other=0)
-            s = tl.load(d + so + k0 // 32, mask=km[None, :], other=0.0).to(tl.float32)
-        acc += w.to(tl.float32) * xv[None, :, :] * s[:, :, None]
+        km = (k0 // 32 + j) < nb
+        xo = x + t * sxt + k0 + j[:, None] * 32 + i[None, :]  # (NB, 32)
+        xv = tl.load(xo) if EVEN else tl.load(xo, mask=km[:, None], other=0.0)
+        acc += _q8f_step(qs, d, wo, so, xv, k0, km, EVEN)
         if ACT >= 0:
-            if EVEN:
-                w2 = tl.load(qs2 + wo + k0)
-                s2 = tl.load(d2 + so + k0 // 32).to(tl.float32)
-            else:
-                w2 = tl.load(qs2 + wo + k0, mask=km[None, :, None], other=0)
-                s2 = tl.load(d2 + so + k0 // 32, mask=km[None, :], other=0.0).to(tl.float32)
-            acc2 += w2.to(tl.float32) * xv[None, :, :] * s2[:, :, None]
+            acc2 += _q8f_step(qs2, d2, wo, so, xv, k0, km, EVEN)
     y = tl.sum(tl.sum(acc, axis=2), axis=1)
     if ACT >= 0:
         y = glu_act(y, tl.sum(tl.sum(acc2, axis=2), axis=1), ACT)
