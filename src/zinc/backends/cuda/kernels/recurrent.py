@@ -83,14 +83,18 @@ def conv1d_tiles_kernel(x, state, w, out, T, C, sx, K: tl.constexpr, BT: tl.cons
             tl.store(state + i * C + c, xr, mask=cm)
 
 
+def _rows_f32(x: torch.Tensor) -> torch.Tensor:
+    """x itself where it is f32 with each x[t] contiguous (the kernels take the token stride: the parts of a
+    column-sliced stacked projection are read in place), else a contiguous f32 copy."""
+    return x if x.dtype == torch.float32 and (x.numel() == 0 or x[0].is_contiguous()) else x.float().contiguous()
+
+
 def conv1d_causal(x: torch.Tensor, state: torch.Tensor, w: torch.Tensor, silu: bool = False) -> torch.Tensor:
     """Depthwise causal conv of x (T, C) over [state (K-1, C), x] (then silu with `silu`); state keeps
     the last K-1 inputs. One launch: `conv1d_kernel` for a few tokens, `conv1d_tiles_kernel` for a prompt."""
     T, K = x.shape[0], w.shape[1]
     if state.is_contiguous() and state.dtype == torch.float32 and (T <= CONV_MAX_T or T >= CONV_BT >= K - 1):
-        if x.dtype != torch.float32 or x.stride(1) != 1:  # a column slice (row stride of its own) is read in place
-            x = x.float().contiguous()
-        w = w.float().contiguous()
+        x, w = _rows_f32(x), w.float().contiguous()  # a column slice (row stride of its own) is read in place
         C = x.shape[1]
         out = torch.empty((T, C), dtype=torch.float32, device=x.device)
         if T <= CONV_MAX_T:
@@ -206,8 +210,8 @@ def rms_norm_gated(x: torch.Tensor, w: torch.Tensor, eps: float, z: torch.Tensor
     N = x.shape[-1]
     x, w = x.float().contiguous(), w.float().contiguous()
     H = x.shape[-2] if x.dim() >= 2 else 1
-    if x.dim() != 3 or z.shape != x.shape or z.dtype != torch.float32 or z.stride(2) != 1 or z.stride(1) != N:
-        z = z.float().contiguous().reshape(x.shape)  # else read in place: (T, H, N) heads of a column slice
+    # (T, H, N) heads of a column slice are read in place
+    z = _rows_f32(z) if x.dim() == 3 and z.shape == x.shape else z.float().contiguous().reshape(x.shape)
     sz = z.stride(0) if z.dim() == 3 else H * N
     out = torch.empty_like(x)
     bn = triton.next_power_of_2(N)
@@ -293,19 +297,6 @@ def chunk_prep_kernel(q, k, v, g, beta, dt_bias, a_log, QN, A, RHS, M, KE, GM, T
     tl.store(RHS + b * C * w + i[:, None] * w + f[None, :], vt * bt[:, None], mask=fm[None, :])
 
 
-def _heads(x: torch.Tensor) -> torch.Tensor:
-    """x (T, H, S) f32 with unit element and head-of-S strides (a token stride of its own: a column slice of the conv
-    output is one), else a contiguous f32 copy."""
-    if x.dtype != torch.float32 or x.stride(2) != 1 or x.stride(1) != x.shape[2]:
-        x = x.float().contiguous()
-    return x
-
-
-def _rows(x: torch.Tensor) -> torch.Tensor:
-    """x (T, H) f32 with a unit element stride (rows of a column slice in place), else a contiguous f32 copy."""
-    return x if x.dtype == torch.float32 and x.stride(1) == 1 else x.float().contiguous()
-
-
 def delta_net_chunked(q, k, v, g, beta, state: torch.Tensor, chunk: int = 64, raw: tuple | None = None) -> torch.Tensor:
     """The delta rule chunk by chunk (cpu/deltanet.py's docstring); same result as the recurrence. Three launches:
     `chunk_prep_kernel` (every chunk's products and decays), a triangular solve of every chunk's unit lower system
@@ -315,8 +306,7 @@ def delta_net_chunked(q, k, v, g, beta, state: torch.Tensor, chunk: int = 64, ra
     S, Hk = k.shape[-1], k.shape[1]
     c = max(16, triton.next_power_of_2(min(int(chunk), T)))
     n = -(-T // c)
-    q, k, v = _heads(q), _heads(k), _heads(v)
-    g, beta = (_rows(x.reshape(T, Hv)) for x in (g, beta))
+    q, k, v, g, beta = (_rows_f32(x) for x in (q, k, v, g.reshape(T, Hv), beta.reshape(T, Hv)))
     dt_bias, a_log, eps = ((raw[0].reshape(-1).float().contiguous(), raw[1].reshape(-1).float().contiguous(),
                             float(raw[2])) if raw is not None else (g, g, 0.0))
     dev = v.device
