@@ -27,6 +27,7 @@ import triton.language as tl
 
 from zinc.backends.base import Q8Cells
 from zinc.backends.cuda.kernels import kvq8
+from zinc.backends.cuda.kernels.elementwise import cos_sin
 from zinc.backends.cuda.kernels.mmvq import q8_store
 
 NEG = tl.constexpr(-1.0e30)
@@ -67,7 +68,8 @@ def _rope_trig(pos, c, t, tm, mscale, NDIMS: tl.constexpr, NEOX: tl.constexpr, D
     else:
         j = d // 2
     th = tl.load(pos + t, mask=tm, other=0)[:, None].to(tl.float32) * tl.load(c + j, mask=d < NDIMS, other=0.0)
-    return tl.cos(th) * mscale, tl.sin(th) * mscale
+    cs, sn = cos_sin(th)
+    return cs * mscale, sn * mscale
 
 
 @triton.jit
