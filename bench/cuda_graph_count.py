@@ -104,7 +104,7 @@ def main() -> None:
         rows["torch_again"][i] = replay_us(graphs[i]) / a.nodes
         print(f"{a.kind} graph {i:2} again: {rows['torch_again'][i]:.3f} us a node", flush=True)
     if a.model:
-        from cuda_tg_state import tg_rates
+        from cuda_tg_state import replay_times, tg_rates
 
         from zinc.api import load
 
@@ -116,17 +116,11 @@ def main() -> None:
             g = [v for k, v in m.ops._graphs.graphs.items() if k[-1] == "greedy"][-1]
             caches.append(c)
             mgraphs.append(g)
-            c.reset()
-            m.greedy(1, c, 2)
-            g.count.zero_()
-            us = replay_us(g.graph, 100)
+            us = replay_times(m, c, g=g)[0]
             rows["model_new"].append(us)
             print(f"decode graph {i}: {us:.1f} us a replay", flush=True)
         for i, (c, g) in enumerate(zip(caches, mgraphs)):
-            c.reset()
-            m.greedy(1, c, 2)  # (the latest graph on this cache: the same one)
-            g.count.zero_()
-            rows["model_again"].append(replay_us(g.graph, 100))
+            rows["model_again"].append(replay_times(m, c, g=g)[0])
             print(f"decode graph {i} again: {rows['model_again'][-1]:.1f} us a replay", flush=True)
         from cuda_tg_state import loaded_kernels
 

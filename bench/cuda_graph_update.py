@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from cuda_tg_state import tg_rates  # noqa: E402
+from cuda_tg_state import replay_times, tg_rates  # noqa: E402
 
 from zinc.api import load  # noqa: E402
 
@@ -65,20 +65,8 @@ def main() -> None:
     def greedy_graph(cache):
         return next(g for k, g in m.ops._graphs.graphs.items() if k[-1] == "greedy" and k[3] == id(cache))
 
-    def timed(label: str, cache, n: int = 100) -> None:
-        """GPU µs a replay of the greedy graph of `cache` (n back-to-back, events)."""
-        g = greedy_graph(cache)
-        cache.reset()
-        m.greedy(1, cache, 2)
-        g.count.zero_()
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
-        e0.record()
-        for _ in range(n):
-            g.graph.replay()
-        e1.record()
-        torch.cuda.synchronize()
-        us = e0.elapsed_time(e1) * 1e3 / n
+    def timed(label: str, cache) -> None:
+        us = replay_times(m, cache, g=greedy_graph(cache))[0]
         rows.append({"graph": label, "replay_gpu_us": us})
         print(f"{label:46} replay {us:7.1f} us", flush=True)
 

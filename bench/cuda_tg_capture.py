@@ -32,7 +32,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, str(Path(__file__).parent))
-from cuda_tg_state import replay_times, tg_rates  # noqa: E402
+from cuda_tg_state import tg_new_cache  # noqa: E402
 
 from zinc.api import load  # noqa: E402
 from zinc.bench import run_bench  # noqa: E402
@@ -82,9 +82,7 @@ def main() -> None:
     rows = []
 
     def tg(label: str) -> None:
-        cache = m.new_cache(128)
-        rates = tg_rates(m, cache)
-        us = replay_times(m, cache)[0]
+        rates, us, _, cache = tg_new_cache(m)
         ks, gaps = kernel_times(m, cache)
         rows.append({"after": label, "tok_s": rates, "replay_gpu_us": us, "kernels_us": ks, "gaps_before": gaps})
         print(f"{label:10} {np.mean(rates):7.1f} tok/s  replay {us:7.1f} us  kernels {ks:7.1f} us  "

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).parent))
-from cuda_tg_state import loaded_kernels, replay_times, tg_rates  # noqa: E402
+from cuda_tg_state import loaded_kernels, tg_new_cache  # noqa: E402
 
 from zinc.api import load  # noqa: E402
 
@@ -53,9 +53,7 @@ def main() -> None:
         return cuda.cuCtxSetLimit(STACK, ctypes.c_size_t(n))
 
     def tg(label: str) -> None:
-        cache = m.new_cache(128)
-        rates = tg_rates(m, cache)
-        us = replay_times(m, cache)[0]
+        rates, us, _, _ = tg_new_cache(m)
         rows.append({"label": label, "tok_s": rates, "replay_gpu_us": us, "stack": stack()})
         print(f"{label:36} {np.mean(rates):7.1f} tok/s  replay {us:7.1f} us  stack limit {stack()} B", flush=True)
 

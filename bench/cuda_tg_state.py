@@ -45,9 +45,11 @@ def tg_rates(m, cache, runs: int = 3) -> list[float]:
     return rates
 
 
-def replay_times(m, cache, n: int = 100) -> tuple[float, float]:
-    """n back-to-back replays of the greedy graph captured on `cache`: (GPU µs a replay by events, host µs to enqueue)."""
-    g = [v for k, v in m.ops._graphs.graphs.items() if k[-1] == "greedy"][-1]
+def replay_times(m, cache, n: int = 100, g=None) -> tuple[float, float]:
+    """n back-to-back replays of the greedy graph captured on `cache` (or the given one, `_Captured`): (GPU µs a
+    replay by events, host µs to enqueue)."""
+    if g is None:
+        g = [v for k, v in m.ops._graphs.graphs.items() if k[-1] == "greedy"][-1]
     cache.reset()
     m.greedy(1, cache, 2)
     g.count.zero_()
@@ -63,6 +65,14 @@ def replay_times(m, cache, n: int = 100) -> tuple[float, float]:
     return e0.elapsed_time(e1) * 1e3 / n, (t1 - t0) * 1e6 / n
 
 
+def tg_new_cache(m) -> tuple[list[float], float, float, object]:
+    """`tg_rates` then `replay_times` on a new 128-cell cache: (tok/s a run, GPU µs a replay, host µs to enqueue,
+    the cache)."""
+    cache = m.new_cache(128)
+    rates = tg_rates(m, cache)
+    return (rates, *replay_times(m, cache), cache)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("model")
@@ -74,9 +84,7 @@ def main() -> None:
     rows = []
 
     def tg(label: str) -> None:
-        cache = m.new_cache(128)
-        rates = tg_rates(m, cache)
-        gpu_us, host_us = replay_times(m, cache)
+        rates, gpu_us, host_us, _ = tg_new_cache(m)
         rows.append({"label": label, "tok_s": rates, "replay_gpu_us": gpu_us, "replay_host_enqueue_us": host_us})
         print(f"{label:34} {np.mean(rates):7.1f} tok/s  replay: gpu {gpu_us:7.1f} us, host enqueue {host_us:7.1f} us",
               flush=True)

@@ -23,7 +23,7 @@ from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, str(Path(__file__).parent))
 from cuda_step_profile import kernel_rows  # noqa: E402
-from cuda_tg_state import loaded_kernels, replay_times, tg_rates  # noqa: E402
+from cuda_tg_state import loaded_kernels, tg_new_cache  # noqa: E402
 
 from zinc.api import load  # noqa: E402
 
@@ -46,9 +46,7 @@ def main() -> None:
         return sorted(new)
 
     def tg(label: str, new: list[str], triton_new: list[tuple]) -> None:
-        cache = m.new_cache(128)
-        rates = tg_rates(m, cache)
-        us = replay_times(m, cache)[0]
+        rates, us, _, _ = tg_new_cache(m)
         rows.append({"after": label, "tok_s": rates, "replay_gpu_us": us, "new_kernels": new,
                      "new_triton": triton_new})
         print(f"{label:14} {np.mean(rates):7.1f} tok/s  replay {us:7.1f} us\n  new kernels: {new}\n  new Triton "
