@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import sys
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,6 +125,15 @@ class StepGraphs:
             g.graph.replay()
         return g.chosen[:n].cpu()
 
+    @contextmanager
+    def _capture_paths(self):
+        """The ops take the paths a capture needs (no host syncs) while inside."""
+        self.ops.capturing = True
+        try:
+            yield
+        finally:
+            self.ops.capturing = False
+
     def _capture(self, forward, cfg, weights, batch, cache, greedy: bool = False) -> tuple[torch.Tensor, Any]:
         """Run the step eagerly (its result is returned), then capture it: (result, _Captured), or
         (result, None) when the capture fails (an op of the step cannot be captured): the model is
@@ -132,20 +142,18 @@ class StepGraphs:
 
         tokens, pos = batch.tokens.clone(), batch.pos.clone()
         static = replace(batch, tokens=tokens, pos=pos)
-        self.ops.capturing = True  # the eager run takes the capture's paths: every kernel specialization the capture
-        try:  # launches is then compiled and loaded (a first load inside a capture fails it)
+        # the eager run takes the capture's paths too: every kernel specialization the capture launches is then
+        # compiled and loaded (a first load inside a capture fails it)
+        with self._capture_paths():
             eager = forward(self.ops, cfg, weights, static, cache).clone()
-        finally:
-            self.ops.capturing = False
         torch.cuda.synchronize(self.ops.device)
         chosen = count = None
         if greedy:
             chosen = torch.zeros((cache.n_ctx,), dtype=torch.int32, device=self.ops.device)
             count = torch.zeros((1,), dtype=torch.int64, device=self.ops.device)
         graph = torch.cuda.CUDAGraph()
-        self.ops.capturing = True
         try:
-            with torch.cuda.graph(graph, pool=self.pool):
+            with self._capture_paths(), torch.cuda.graph(graph, pool=self.pool):
                 out = forward(self.ops, cfg, weights, static, cache)
                 if greedy:  # the chosen id feeds the next replay: token, position + 1, appended
                     kel.greedy_next(out[-1].float().contiguous(), tokens, pos, chosen, count)
@@ -155,7 +163,5 @@ class StepGraphs:
             print(f"zinc: cuda: the {kind} could not be captured as a graph ({str(e).splitlines()[0]}); "
                   "running it without graphs", file=sys.stderr)
             return eager, None
-        finally:
-            self.ops.capturing = False
         self.captures += 1
         return eager, _Captured(graph, tokens, pos, out, cache_signature(cache), chosen, count)

@@ -112,9 +112,10 @@ def q8f_kernel(out, x, qs, d, qs2, d2, N, K, sxt, BN: tl.constexpr, BK: tl.const
     tl.store(out + t * N + rn, y, mask=rn < N)
 
 
-# (rows a program, values a step, warps): H200, bench/cuda_q8f_bench.py (session 17, the kernel's first form, which
-# summed each step's blocks): the best over Qwen3-8B's one-row shapes, 29 % slower than mmvq's 8-bit-activation Q8_0
-# kernel there (273 vs 212 us), so decode keeps that one; this form (sums after the loop) is not yet timed
+# (rows a program, values a step, warps): H200, bench/cuda_q8f_bench.py, summed over Qwen3-8B's one-row shapes. The
+# kernel's first form (each step's blocks summed) was best here, 273 us against mmvq's 212 (8-bit activations), so
+# decode keeps mmvq. This form (sums after the loop, session 18): 425 us here, 328.5 at its best (4, 512, 4); not
+# retuned (exact mode only)
 Q8F_CONFIG = (8, 1024, 4)
 
 
