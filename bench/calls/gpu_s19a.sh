@@ -15,4 +15,5 @@ wait
 timeout 100 python3 bench/cuda_graph_update.py .real/q8b.gguf --out $OUT/r/u 2>&1 | grep -v -i warn | grep -v "^zinc" | tail -9
 timeout 100 python3 -m zinc.cli bench -m .real/q8b.gguf --backend cuda -p 0 -n 128 -r 3 --json > $OUT/r/q8b-tg.json 2> $OUT/r/q8b-tg.log; pp $OUT/r/q8b-tg.json
 timeout 150 python3 -m zinc.cli bench -m .real/q8b.gguf --backend cuda -p 512,2048 -n 128 -r 3 --json > $OUT/r/q8b.json 2> $OUT/r/q8b.log; pp $OUT/r/q8b.json
+timeout 120 python3 -m pytest -q -p no:cacheprovider tests/backends/test_cuda_graph.py 2>&1 | tail -2
 tar czf $OUT/s19a.tgz -C $OUT r && rm -rf $OUT/r

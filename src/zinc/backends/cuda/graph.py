@@ -14,10 +14,17 @@ The graph bakes in the addresses of the cache tensors; if any changed (a cache r
 positions by assignment), the graph is captured again. Captured ops read the extent of the
 attention and the KV cells to write from the position buffer (see `CudaOps.capturing`), so one
 graph serves every position.
+
+Graphs are captured and launched through the CUDA driver API (`DriverGraph`), not torch.cuda.CUDAGraph:
+from the 4th torch capture of a process on, every graph of the process (old ones too, and whatever
+captured it) launches each kernel about 0.2 µs later, for good (session 19, bench/cuda_graph_inst.py);
+captures by the driver API alone never do. Allocations made while capturing come from one torch memory
+pool kept for the graphs (their buffers stay theirs between replays).
 """
 
 from __future__ import annotations
 
+import ctypes
 import sys
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -33,9 +40,68 @@ MAX_GRAPHS = 8
 MAX_SEEN = 256  # prompt-chunk keys remembered for the capture-on-repeat rule
 
 
+class DriverGraph:
+    """One step captured on a side stream and instantiated by libcuda (cuStreamBeginCapture in relaxed mode,
+    so the allocator may take new memory while capturing); `replay` launches it on the current stream."""
+
+    _cu = None
+
+    @classmethod
+    def driver(cls) -> ctypes.CDLL:
+        if cls._cu is None:
+            cu = ctypes.CDLL("nvcuda.dll" if sys.platform == "win32" else "libcuda.so.1")
+            vp, pvp = ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)
+            for name, args in (("cuStreamBeginCapture_v2", [vp, ctypes.c_int]), ("cuStreamEndCapture", [vp, pvp]),
+                               ("cuGraphInstantiateWithFlags", [pvp, vp, ctypes.c_ulonglong]),
+                               ("cuGraphLaunch", [vp, vp]), ("cuGraphExecDestroy", [vp]), ("cuGraphDestroy", [vp]),
+                               ("cuGetErrorName", [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)])):
+                getattr(cu, name).argtypes = args
+            cls._cu = cu
+        return cls._cu
+
+    @classmethod
+    def check(cls, rc: int, what: str) -> None:
+        if rc:
+            name = ctypes.c_char_p()
+            cls.driver().cuGetErrorName(rc, ctypes.byref(name))
+            raise RuntimeError(f"CUDA driver: {what} failed ({(name.value or b'?').decode()})")
+
+    def __init__(self) -> None:
+        self.exec = ctypes.c_void_p()
+
+    @contextmanager
+    def capture(self, stream: torch.cuda.Stream, pool: Any):
+        """Inside: the work queued on `stream` (made current) is captured, allocations come from `pool`; on
+        leaving, the graph is instantiated (an error inside, or a capture the driver invalidated, raises)."""
+        cu = self.driver()
+        torch.cuda.synchronize()
+        raw = ctypes.c_void_p(stream.cuda_stream)
+        with torch.cuda.stream(stream), torch.cuda.use_mem_pool(pool):
+            self.check(cu.cuStreamBeginCapture_v2(raw, 2), "cuStreamBeginCapture")  # 2: relaxed
+            graph = ctypes.c_void_p()
+            try:
+                try:
+                    yield
+                finally:  # (the stream leaves capture mode whatever happened inside)
+                    rc = cu.cuStreamEndCapture(raw, ctypes.byref(graph))
+                self.check(rc, "cuStreamEndCapture")
+                self.check(cu.cuGraphInstantiateWithFlags(ctypes.byref(self.exec), graph, 0), "cuGraphInstantiate")
+            finally:
+                if graph:
+                    cu.cuGraphDestroy(graph)
+
+    def replay(self) -> None:
+        self.check(self.driver().cuGraphLaunch(self.exec, torch.cuda.current_stream().cuda_stream),
+                   "cuGraphLaunch")
+
+    def __del__(self) -> None:
+        if self.exec and self._cu is not None:
+            self._cu.cuGraphExecDestroy(self.exec)
+
+
 @dataclass
 class _Captured:
-    graph: torch.cuda.CUDAGraph
+    graph: DriverGraph
     tokens: torch.Tensor
     pos: torch.Tensor
     out: torch.Tensor
@@ -64,7 +130,8 @@ class StepGraphs:
 
     def __init__(self, ops: Any) -> None:
         self.ops = ops
-        self.pool = torch.cuda.graph_pool_handle()
+        self.pool = torch.cuda.MemPool()  # what captured steps allocate (their buffers between replays)
+        self.stream = torch.cuda.Stream(ops.device)  # captures run on it
         self.graphs: "OrderedDict[tuple, _Captured]" = OrderedDict()
         self.captures = 0
         self.uncapturable: set[tuple] = set()  # (model, prefill?) whose step failed to capture: eager
@@ -151,9 +218,9 @@ class StepGraphs:
         if greedy:
             chosen = torch.zeros((cache.n_ctx,), dtype=torch.int32, device=self.ops.device)
             count = torch.zeros((1,), dtype=torch.int64, device=self.ops.device)
-        graph = torch.cuda.CUDAGraph()
+        graph = DriverGraph()
         try:
-            with self._capture_paths(), torch.cuda.graph(graph, pool=self.pool):
+            with self._capture_paths(), graph.capture(self.stream, self.pool):
                 out = forward(self.ops, cfg, weights, static, cache)
                 if greedy:  # the chosen id feeds the next replay: token, position + 1, appended
                     kel.greedy_next(out[-1].float().contiguous(), tokens, pos, chosen, count)
