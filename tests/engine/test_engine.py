@@ -100,7 +100,7 @@ def test_max_running_bounds_caches(model):
         peak = 0
         while eng.step():
             peak = max(peak, eng.n_caches)
-            assert eng.n_running <= 2
+            assert eng.n_running <= 2 and eng.n_caches + eng.n_spare <= 2
         assert peak == 2
         outs = {tuple(h.result().token_ids) for h in hs}
         assert len(outs) == 1  # same prompt, greedy: same tokens whatever the queueing
@@ -339,3 +339,43 @@ def test_scheduler_chunks_budget_and_admission():
     assert s.chunk_size(a, a.prefill_remaining) == 3
     s.finished([b])
     assert s.admit(lambda r: False) == [] and len(s) == 1  # a refused admission is dropped
+
+
+class _Counting:
+    """A model whose new caches are counted (the rest passes through)."""
+
+    def __init__(self, real) -> None:
+        self.real, self.made = real, []
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def new_cache(self, n_ctx=None):
+        self.made.append(self.real.new_cache(n_ctx))
+        return self.made[-1]
+
+
+@pytest.mark.parametrize("preset", ["qwen3-tiny", "qwen35-tiny"])
+def test_finished_caches_are_reused_reset(tmp_path, preset):
+    """Requests one after another get the first one's cache back, reset: the same tokens as the first (a
+    recurrent family's state zeroed too); a longer request than the spare holds gets a new cache instead, and
+    shutdown drops the spares."""
+    path = write_model(tmp_path / f"{preset}.gguf", preset, ftype="Q8_0").path
+    real = load(path, n_ctx=1024, n_ubatch=8)
+    try:
+        m = _Counting(real)
+        eng = Engine(m, max_running=2)
+        ids = real.tokenize(PROMPT_A)
+        params = SamplingParams(max_tokens=10, ignore_eos=True, **SEEDED)
+        first = eng.submit(ids, params).result()
+        assert len(m.made) == 1 and m.made[0].n_ctx == 256 and eng.n_spare == 1  # (prompt + 10) up to 256
+        for _ in range(2):
+            again = eng.submit(ids, params).result()
+            assert again.token_ids == first.token_ids and again.text == first.text
+        assert len(m.made) == 1 and eng.n_spare == 1
+        long = eng.submit(ids, SamplingParams.greedy(max_tokens=300)).result()
+        assert len(m.made) == 2 and m.made[1].n_ctx == 512 and long.usage.completion_tokens == 300
+        eng.shutdown()
+        assert eng.n_spare == 0
+    finally:
+        real.close()

@@ -335,3 +335,14 @@ def test_stop_checker_eog_max_tokens_and_stop():
     c = StopChecker(SamplingParams(stop=["END"]), eog_ids=[])
     assert c.step(1, "xE") == ("x", None)
     assert c.finish("cancelled") == "E" and c.finish_reason == "cancelled"
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_nan_or_plus_inf_logits_are_refused(bad):
+    x = np.random.default_rng(3).standard_normal(37).astype(np.float32)
+    x[11] = bad
+    for params in (SamplingParams.greedy(), SamplingParams(temperature=0.8, seed=1)):
+        with pytest.raises(ValueError, match="NaN or \\+inf"):
+            Sampler(params, 37).sample(x)
+    x[11] = -np.inf  # -inf is a masked token, not an error
+    assert Sampler(SamplingParams.greedy(), 37).sample(x)[0] != 11

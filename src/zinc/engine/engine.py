@@ -6,9 +6,12 @@
     h.cancel()                                     # from any thread; the request's cache is freed
 
 `submit` is thread-safe and returns a `RequestHandle` at once. A request waits in the scheduler's
-queue until one of `max_running` slots is free; it then gets its own cache (`model.new_cache`),
-sized for its prompt plus `max_tokens` (at most the engine's `n_ctx`), so memory for caches is
-bounded by `max_running` caches. Each `step()` runs one `StepPlan` of the scheduler: prompt chunks
+queue until one of `max_running` slots is free; it then gets its own cache, big enough for its
+prompt plus `max_tokens` (at most the engine's `n_ctx`): a finished request's cache, reset, when
+one is big enough (so a GPU backend replays the step graphs it captured on it instead of capturing
+new ones each request), else a new one (`model.new_cache`, sized up to a power of two from 256
+cells, at most `n_ctx`; the spare caches are dropped first). Memory for caches is bounded by
+`max_running` caches. Each `step()` runs one `StepPlan` of the scheduler: prompt chunks
 (at most `n_ubatch` tokens) and one decode token per generating request, each sequence its own
 forward for now. Sampling (`Sampler`), stop conditions (`StopChecker`) and the text (the
 tokenizer's streaming decoder: never a broken UTF-8 character) are per request.
@@ -259,6 +262,7 @@ class Engine:
         self._closed = False
         self._step_lock = threading.Lock()  # one step at a time (not re-entrant: see cancel)
         self._thread: threading.Thread | None = None
+        self._spare: list[Any] = []  # finished requests' caches, reused by the next ones (at most max_running)
         self.n_steps = 0
 
     # -- submitting -------------------------------------------------------------------------------
@@ -329,8 +333,13 @@ class Engine:
 
     @property
     def n_caches(self) -> int:
-        """Caches alive right now (never more than `max_running`)."""
+        """Caches of running requests right now (with the spare ones, never more than `max_running`)."""
         return sum(1 for r in self.scheduler.running if r.cache is not None)
+
+    @property
+    def n_spare(self) -> int:
+        """Finished requests' caches kept for the next ones."""
+        return len(self._spare)
 
     @property
     def idle(self) -> bool:
@@ -370,9 +379,23 @@ class Engine:
                 self.scheduler.remove(req)
                 self._finish(req, "cancelled", req.checker.finish("cancelled"))
 
+    def _cache_for(self, n_ctx: int) -> Any:
+        """The smallest spare cache of at least `n_ctx` cells, reset; else a new one (spares dropped first)."""
+        fits = [c for c in self._spare if c.n_ctx >= n_ctx]
+        if fits:
+            cache = min(fits, key=lambda c: c.n_ctx)
+            self._spare.remove(cache)
+            cache.reset()
+            return cache
+        self._spare.clear()
+        size = 256
+        while size < n_ctx:
+            size *= 2
+        return self.model.new_cache(max(n_ctx, min(size, self.n_ctx)))
+
     def _admit(self, req: _Request) -> bool:
         try:
-            req.cache = self.model.new_cache(req.n_ctx)
+            req.cache = self._cache_for(req.n_ctx)
         except Exception as e:  # noqa: BLE001 - e.g. MemoryError: fail this request, not the engine
             self._finish(req, "error", error=e)
             return False
@@ -429,6 +452,8 @@ class Engine:
         if req.finished:
             return
         req.finished = True
+        if req.cache is not None and hasattr(req.cache, "reset") and len(self._spare) < self.scheduler.max_running:
+            self._spare.append(req.cache)
         req.cache = None
         req.t_end = time.perf_counter()
         if tail:
@@ -489,6 +514,7 @@ class Engine:
                 self._log(f"the engine thread did not stop within {timeout} s")
             self._thread = None
         self._fail_all(RuntimeError("the engine was shut down"), reason="cancelled")
+        self._spare.clear()
 
     def __enter__(self) -> "Engine":
         return self

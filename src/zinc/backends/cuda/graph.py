@@ -10,8 +10,10 @@ one-off prompt length runs eagerly rather than paying for a capture). Every fami
 captures: while capturing, the ops take their paths without host syncs (routed experts: the grouped
 GEMM, its pairs aligned on the GPU, or the matvec over the pairs; recurrent layers: the chunked
 delta rule's one kernel a layer); a step that fails to capture runs eagerly from then on.
-The graph bakes in the addresses of the cache tensors; if any changed (a cache rebuilt its
-positions by assignment), the graph is captured again. Captured ops read the extent of the
+The graph bakes in the addresses of the cache tensors. A cache changes its tensors in place only
+(`CudaOps.fill` / `overwrite`), so a graph replays on the cache object it was captured on without a
+check; another object under the same Python id (a freed cache's) is checked by its tensors'
+addresses and shapes, and captured again if any differ. Captured ops read the extent of the
 attention and the KV cells to write from the position buffer (see `CudaOps.capturing`), so one
 graph serves every position.
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
+import weakref
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -106,8 +109,20 @@ class _Captured:
     pos: torch.Tensor
     out: torch.Tensor
     signature: tuple
+    owner: Any  # weakref.ref to the cache it replays on
     chosen: torch.Tensor | None = None  # greedy graphs: the ids chosen so far (cache.n_ctx,) int32
     count: torch.Tensor | None = None  # greedy graphs: how many of them (1,) int64
+
+
+def fits(g: "_Captured", cache: Any) -> bool:
+    """Whether `g` (captured under this cache's id) can replay on `cache`: the same object, or one whose tensors
+    sit where the captured one's did (it then becomes the owner)."""
+    if g.owner() is cache:
+        return True
+    if g.signature != cache_signature(cache):
+        return False
+    g.owner = weakref.ref(cache)
+    return True
 
 
 def cache_signature(cache: Any) -> tuple:
@@ -143,7 +158,7 @@ class StepGraphs:
     def run(self, forward, cfg, weights, batch, cache) -> torch.Tensor:
         key = (id(forward), id(cfg), id(weights), id(cache), batch.n, bool(batch.last_only))
         g = self.graphs.get(key)
-        if g is not None and g.signature == cache_signature(cache):
+        if g is not None and fits(g, cache):
             self.graphs.move_to_end(key)
             g.tokens.copy_(batch.tokens.reshape(g.tokens.shape), non_blocking=True)
             g.pos.copy_(batch.pos.reshape(g.pos.shape), non_blocking=True)
@@ -172,7 +187,7 @@ class StepGraphs:
         key = (id(forward), id(cfg), id(weights), id(cache), "greedy")
         g = self.graphs.get(key)
         done = 0
-        if g is None or g.signature != cache_signature(cache):
+        if g is None or not fits(g, cache):
             out, g = self._capture(forward, cfg, weights, batch, cache, greedy=True)
             first = torch.argmax(out[-1]).to(torch.int32)
             if g is None:
@@ -231,4 +246,4 @@ class StepGraphs:
                   "running it without graphs", file=sys.stderr)
             return eager, None
         self.captures += 1
-        return eager, _Captured(graph, tokens, pos, out, cache_signature(cache), chosen, count)
+        return eager, _Captured(graph, tokens, pos, out, cache_signature(cache), weakref.ref(cache), chosen, count)

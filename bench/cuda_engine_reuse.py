@@ -1,0 +1,64 @@
+"""Requests one after another through the engine on the CUDA backend: does each one pay for new step graphs?
+
+    python bench/cuda_engine_reuse.py MODEL.gguf [--requests 4] [--prompt 40] [--tokens 64] [--fresh] [--profile] [--out DIR]
+
+Each request: a prompt of --prompt random ids, --tokens greedy tokens (end of generation ignored). Per request: time
+to first token, decode tok/s (host sampling each step, as the server does), graphs captured so far. --fresh: every
+request a new cache (the engine before session 19) instead of a finished one's, reset. --profile: the host's
+time in the last request by function (cProfile, the 30 largest cumulative). JSON under --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+from pathlib import Path
+
+import numpy as np
+
+from zinc.api import load
+from zinc.engine.engine import Engine
+from zinc.engine.sampler import SamplingParams
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("--requests", type=int, default=4)
+    ap.add_argument("--prompt", type=int, default=40)
+    ap.add_argument("--tokens", type=int, default=64)
+    ap.add_argument("--fresh", action="store_true")
+    ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    m = load(a.model, backend="cuda", n_ctx=4096)
+    eng = Engine(m, max_running=1)
+    if a.fresh:
+        eng._cache_for = lambda n: m.new_cache(n)
+    ids = np.random.default_rng(0).integers(100, m.n_vocab - 100, a.prompt).tolist()
+    rows = []
+    for i in range(a.requests):
+        prof = cProfile.Profile() if a.profile and i == a.requests - 1 else None
+        if prof:
+            prof.enable()
+        r = eng.submit(ids, SamplingParams(temperature=0.0, max_tokens=a.tokens, ignore_eos=True)).result()
+        if prof:
+            prof.disable()
+            pstats.Stats(prof).sort_stats("cumulative").print_stats(30)
+        st = r.stats
+        row = {"request": i, "ttft_ms": st.ttft_s * 1e3, "decode_tok_s": (st.generated_tokens - 1) / st.decode_s,
+               "graphs_captured": m.ops._graphs.captures, "tokens": r.token_ids[:8]}
+        rows.append(row)
+        print(f"{'fresh' if a.fresh else 'reused'} request {i}: ttft {row['ttft_ms']:7.1f} ms, decode "
+              f"{row['decode_tok_s']:6.1f} tok/s, graphs captured {row['graphs_captured']}", flush=True)
+    eng.shutdown()
+    if a.out:
+        Path(a.out).mkdir(parents=True, exist_ok=True)
+        (Path(a.out) / f"engine-{'fresh' if a.fresh else 'reused'}.json").write_text(
+            json.dumps({"model": a.model, "prompt": a.prompt, "tokens": a.tokens, "rows": rows}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
