@@ -1,3 +1,4 @@
+# (bench/cuda_graph_update.py, run here and in s19c, was removed afterwards: an exec update needs a torch capture, which already brings the slow state; see RESULTS, session 19.)
 # Session 19: (1) the 4th graph captured or the 4th instantiated, and an executable updated in place with other
 # captures (bench/cuda_graph_inst.py); (2) cuda_graph_update.py again, its whole output kept (s19a's stopped: no
 # greedy graph for the 4th cache).
