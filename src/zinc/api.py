@@ -22,7 +22,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from zinc.backends import get_backend
-from zinc.backends.base import Ops
+from zinc.backends.base import BaseOps, Ops
 from zinc.engine.cache import KVCache
 from zinc.errors import ZincError
 from zinc.gguf import GGUFFile
@@ -102,6 +102,11 @@ class Model:
             elif s + len(chunk) == len(ids):
                 result[:] = self.ops.to_numpy(out)
         return result
+
+    @property
+    def greedy_on_device(self) -> bool:
+        """Whether `greedy` keeps its loop on the device (the backend has a device-side greedy loop)."""
+        return getattr(type(self.ops), "greedy_steps", BaseOps.greedy_steps) is not BaseOps.greedy_steps
 
     def greedy(self, first: int, cache: KVCache, n: int) -> list[int]:
         """Feed `first` after what `cache` holds and greedily decode `n` tokens: the n chosen ids.

@@ -379,3 +379,47 @@ def test_finished_caches_are_reused_reset(tmp_path, preset):
         assert eng.n_spare == 0
     finally:
         real.close()
+
+
+class _GreedyCounting(_Counting):
+    """Also counts `greedy` calls (the device-side loop's entry)."""
+
+    def __init__(self, real) -> None:
+        super().__init__(real)
+        self.greedy_calls = 0
+
+    def greedy(self, first, cache, n):
+        self.greedy_calls += 1
+        return self.real.greedy(first, cache, n)
+
+
+def _run_all(model, chunk, jobs, n_ctx=None):
+    eng = Engine(model, max_running=4, greedy_chunk=chunk, n_ctx=n_ctx)
+    try:
+        hs = [eng.submit(ids, p) for ids, p in jobs]
+        return [h.result() for h in hs]
+    finally:
+        eng.shutdown()
+
+
+def test_greedy_chunks_give_the_one_step_results(model):
+    """Greedy requests decoded up to 8 tokens a step through `Model.greedy` end exactly as one token a step:
+    max_tokens not a multiple of the chunk, a stop string inside a chunk, a full context, two at once, and a
+    penalised greedy request (not plain: one step at a time)."""
+    ia, ib = model.tokenize(PROMPT_A), model.tokenize(PROMPT_B)
+    probe = _run_all(model, 1, [(ib, SamplingParams.greedy(max_tokens=30, ignore_eos=True))])[0]
+    mid = len(probe.text) // 2
+    stop = probe.text[mid:mid + 3]
+    assert stop.strip() and probe.text.index(stop) > 0
+    jobs = [(ia, SamplingParams.greedy(max_tokens=13)), (ib, SamplingParams.greedy(max_tokens=30, stop=[stop])),
+            (ib, SamplingParams.greedy(max_tokens=11, repeat_penalty=1.3))]
+    counted = _GreedyCounting(model)
+    one, chunked = _run_all(model, 1, jobs), _run_all(counted, 8, jobs)
+    assert counted.greedy_calls >= 3
+    for a, b in zip(one, chunked):
+        assert (a.token_ids, a.text, a.finish_reason) == (b.token_ids, b.text, b.finish_reason)
+    assert chunked[1].finish_reason == "stop" and chunked[1].usage.completion_tokens < 30
+    full = [(ib, SamplingParams.greedy(ignore_eos=True))]
+    a, b = _run_all(model, 1, full, n_ctx=len(ib) + 11)[0], _run_all(model, 8, full, n_ctx=len(ib) + 11)[0]
+    assert (a.token_ids, a.finish_reason) == (b.token_ids, b.finish_reason) and a.finish_reason == "length"
+    assert a.usage.completion_tokens == 12  # 11 fed after the prompt fill the context, and the last one chosen

@@ -13,7 +13,10 @@ new ones each request), else a new one (`model.new_cache`, sized up to a power o
 cells, at most `n_ctx`; the spare caches are dropped first). Memory for caches is bounded by
 `max_running` caches. Each `step()` runs one `StepPlan` of the scheduler: prompt chunks
 (at most `n_ubatch` tokens) and one decode token per generating request, each sequence its own
-forward for now. Sampling (`Sampler`), stop conditions (`StopChecker`) and the text (the
+forward for now; a request that decodes greedily on the raw logits (`SamplingParams.is_plain_greedy`)
+on a backend with a device-side greedy loop (`Model.greedy_on_device`) takes up to `greedy_chunk`
+tokens a step there instead (`Model.greedy`: no logits to the host between them); tokens past a stop
+are dropped, and the cache they went into is reset before its next use. Sampling (`Sampler`), stop conditions (`StopChecker`) and the text (the
 tokenizer's streaming decoder: never a broken UTF-8 character) are per request.
 
 Two ways to drive it: `start()` runs the loop in a background thread (what a server wants;
@@ -37,6 +40,7 @@ from zinc.engine.sampler import Sampler, SamplingParams, StopChecker, TokenLogpr
 from zinc.engine.scheduler import Scheduler, StepPlan, WorkItem
 
 FINISH_REASONS = ("stop", "length", "cancelled", "error")
+GREEDY_CHUNK = 8  # greedy tokens a step on a device-side loop (one host round trip each)
 
 
 @dataclass(frozen=True)
@@ -233,6 +237,12 @@ class _Request:
     def generated(self) -> list[int]:
         return self.tokens[self.n_prompt:]
 
+    @property
+    def tokens_left(self) -> int:
+        """Tokens it may still generate (max_tokens; else the context bounds it)."""
+        m = self.params.max_tokens
+        return self.n_ctx if m is None else m - (len(self.tokens) - self.n_prompt)
+
     def stats(self) -> RequestStats:
         end = self.t_end or time.perf_counter()
         first = self.t_first or end
@@ -248,8 +258,12 @@ class Engine:
     """Schedules requests over one model. See the module docstring."""
 
     def __init__(self, model: Any, *, max_running: int = 4, n_ctx: int | None = None,
-                 step_tokens: int | None = None, log: Callable[[str], None] | None = None) -> None:
+                 step_tokens: int | None = None, log: Callable[[str], None] | None = None,
+                 greedy_chunk: int | None = None) -> None:
         self.model = model
+        if greedy_chunk is None:
+            greedy_chunk = GREEDY_CHUNK if getattr(model, "greedy_on_device", False) else 1
+        self.greedy_chunk = max(1, int(greedy_chunk))
         self.n_ctx = int(n_ctx or model.n_ctx)
         self.n_ubatch = int(getattr(model, "n_ubatch", 512))
         self.scheduler = Scheduler(max_running, self.n_ubatch, step_tokens)
@@ -423,11 +437,21 @@ class Engine:
             if req.prefill_remaining:
                 return
         else:
+            n = min(self.greedy_chunk, req.n_ctx - req.cache.n_past, req.tokens_left)
+            if n > 1 and req.params.is_plain_greedy:
+                for token in self.model.greedy(req.tokens[-1], req.cache, n):
+                    if self._emit(req, token, None):
+                        return
+                return
             logits = self.model.forward(req.tokens[-1:], req.cache, last_only=True)
         self._sample(req, logits[-1])
 
     def _sample(self, req: _Request, row: Any) -> None:
         token, lp = req.sampler.sample(row, req.tokens)
+        self._emit(req, token, lp)
+
+    def _emit(self, req: _Request, token: int, lp: TokenLogprob | None) -> bool:
+        """Append the chosen token, stream its text, finish the request if it ends here (True then)."""
         req.tokens.append(token)
         if not req.t_first:
             req.t_first = time.perf_counter()
@@ -435,7 +459,7 @@ class Engine:
             req.logprobs.append(lp)
         piece = "" if token in req.checker.eog else req.decoder.push(token)
         text, reason = req.checker.step(token, piece)
-        if reason is None and req.cache.n_past >= req.n_ctx:
+        if reason is None and len(req.tokens) - 1 >= req.n_ctx:  # (every token but this one is in the cache)
             reason = "length"
             text += req.checker.finish("length")
         if reason == "length":
@@ -446,6 +470,7 @@ class Engine:
         if reason is not None:
             self.scheduler.remove(req)
             self._finish(req, reason)
+        return reason is not None
 
     def _finish(self, req: _Request, reason: str, tail: str = "", error: BaseException | None = None) -> None:
         """End a request: free its cache, build its result, tell its handle."""

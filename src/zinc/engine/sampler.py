@@ -155,6 +155,13 @@ class SamplingParams:
     def is_greedy(self) -> bool:
         return self.temperature <= 0.0
 
+    @property
+    def is_plain_greedy(self) -> bool:
+        """Greedy on the raw logits: no bias, no penalties, no logprobs (what a device-side argmax loop gives)."""
+        return (self.is_greedy and not self.logit_bias and not self.logprobs
+                and (self.penalty_last_n == 0 or (self.repeat_penalty == 1.0 and self.frequency_penalty == 0.0
+                                                  and self.presence_penalty == 0.0)))
+
 
 @dataclass(frozen=True)
 class TokenLogprob:
