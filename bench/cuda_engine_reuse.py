@@ -1,9 +1,11 @@
 """Requests one after another through the engine on the CUDA backend: does each one pay for new step graphs?
 
-    python bench/cuda_engine_reuse.py MODEL.gguf [--requests 4] [--prompt 40] [--tokens 64] [--fresh] [--profile] [--out DIR]
+    python bench/cuda_engine_reuse.py MODEL.gguf [--requests 4] [--prompt 40] [--tokens 64] [--fresh] [--profile]
+        [--greedy-chunk N] [--out DIR]
 
 Each request: a prompt of --prompt random ids, --tokens greedy tokens (end of generation ignored). Per request: time
-to first token, decode tok/s (host sampling each step, as the server does), graphs captured so far. --fresh: every
+to first token, decode tok/s (as the server decodes: by default greedy chunks of `Engine.greedy_chunk` tokens a step
+on the device; --greedy-chunk 1: the host samples each token), graphs captured so far. --fresh: every
 request a new cache (the engine before session 19) instead of a finished one's, reset. --profile: the host's
 time in the last request by function (cProfile, the 30 largest cumulative). JSON under --out.
 """
@@ -31,10 +33,11 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=64)
     ap.add_argument("--fresh", action="store_true")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--greedy-chunk", type=int, help="Engine(greedy_chunk=...); default: the engine's own")
     ap.add_argument("--out")
     a = ap.parse_args()
     m = load(a.model, backend="cuda", n_ctx=4096)
-    eng = Engine(m, max_running=1)
+    eng = Engine(m, max_running=1, greedy_chunk=a.greedy_chunk)
     if a.fresh:
         eng._cache_for = lambda n: m.new_cache(n)
     ids = np.random.default_rng(0).integers(100, m.n_vocab - 100, a.prompt).tolist()
@@ -57,7 +60,8 @@ def main() -> None:
     if a.out:
         Path(a.out).mkdir(parents=True, exist_ok=True)
         (Path(a.out) / f"engine-{'fresh' if a.fresh else 'reused'}.json").write_text(
-            json.dumps({"model": a.model, "prompt": a.prompt, "tokens": a.tokens, "rows": rows}, indent=1))
+            json.dumps({"model": a.model, "prompt": a.prompt, "tokens": a.tokens, "greedy_chunk": eng.greedy_chunk,
+                        "rows": rows}, indent=1))
 
 
 if __name__ == "__main__":
