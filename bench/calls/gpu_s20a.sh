@@ -1,3 +1,4 @@
+# Session 20 (first call): the PDL A/B. bench/cuda_pdl_ab.py and oldsrc/ (a copy of HEAD's src) were removed afterwards (PDL dropped).
 # Session 20: programmatic dependent launch of the decode matvecs (mmvs waits after its first step's weight loads;
 # the quantize and combine kernels trigger at their start): correctness, then tg128 A/B in fresh processes against
 # the same tree with PDL off and the session-start tree (oldsrc/, a copy of HEAD's src).

@@ -1,3 +1,4 @@
+# (oldsrc/: a copy of HEAD's src made for the run, not kept)
 # Session 20: the weights-first mmvs loop (PDL dropped after gpu_s20a): logits against the session-start tree
 # (oldsrc/), a sweep of the streams configurations with the new loop, zinc bench Qwen3-8B.
 export PYTHONUNBUFFERED=1

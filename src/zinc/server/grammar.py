@@ -182,6 +182,12 @@ class ConstrainedParams(SamplingParams):
 
     constraint: Any = field(default=None, compare=False, hash=False)
 
+    @property
+    def is_plain_greedy(self) -> bool:
+        """A constrained request is not (its logits are masked on the host each step), so the engine never
+        decodes it in device-side greedy chunks."""
+        return self.constraint is None and super().is_plain_greedy
+
 
 class GrammarEngine(Engine):
     """An Engine that applies each request's grammar constraint before sampling."""
