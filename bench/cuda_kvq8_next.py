@@ -197,9 +197,8 @@ def _split_combine(kernel, args, meta, hq, hkv, dv, nsplit, warps, stages, dev):
     kernel[(hkv, nsplit)](*args[:6], m, l_, o, *args[6:], **meta, num_warps=warps, num_stages=stages)
     nsp = max(2, triton.next_power_of_2(nsplit))
     dvp = triton.next_power_of_2(dv)
-    attn_combine_kernel[(hq,)](m, l_, o, m, out, m, m, m, hq, NSPLIT=nsplit, NSP=nsp, DV=dv, DVP=dvp, HAS_SINK=False,
-                               CH=min(nsp, max(2, 4096 // dvp)), QUANT=False, NBQ=1,
-                               num_warps=4 if nsp * dvp >= 4096 else 1)
+    attn_combine_kernel[(hq, 1)](m, l_, o, m, out, m, m, m, hq, NSPLIT=nsplit, NSP=nsp, DV=dv, DC=dvp, HAS_SINK=False,
+                                 CH=min(nsp, max(2, 4096 // dvp)), QUANT=False, num_warps=4 if nsp * dvp >= 4096 else 1)
     return out
 
 

@@ -191,6 +191,36 @@ def test_decode_attention_kernel(ref, case):
         assert got.shape == want.shape and rel(got, want) < (1e-5 if exact else 2e-3)
 
 
+@pytest.mark.parametrize("T,Hq,Hkv,D,nsplit", [(1, 4, 2, 32, 3), (3, 6, 2, 64, 5), (2, 2, 1, 128, 2)])
+def test_decode_attention_q8_output(T, Hq, Hkv, D, nsplit):
+    """The combine's 8-bit copy of its output (for the output projection), a whole head or 32 dims a program: the
+    quantization of that f32 output (`mmvq.quantize_x`), at heads of one to four blocks."""
+    from zinc.backends.cuda.kernels import attention as kattn
+    from zinc.backends.cuda.kernels import mmvq
+
+    rng = np.random.default_rng(T * 100 + D)
+    S = 37
+    dev = lambda a: torch.from_numpy(np.ascontiguousarray(a)).to(DEVICE)  # noqa: E731
+    k = dev(rng.standard_normal((S, Hkv, D)).astype(np.float16))
+    v = dev(rng.standard_normal((S, Hkv, D)).astype(np.float16))
+    kv_pos = dev(np.arange(S, dtype=np.int32))
+    q_pos = dev(np.arange(S - T, S, dtype=np.int32))
+    q = dev((2 * rng.standard_normal((T, Hq, D))).astype(np.float32))
+    out = torch.empty((T, Hq, D), dtype=torch.float32, device=DEVICE)
+    scratch = (torch.empty(T * Hq * nsplit, device=DEVICE), torch.empty(T * Hq * nsplit, device=DEVICE),
+               torch.empty((T * Hq * nsplit, D), device=DEVICE))
+    outs = []
+    for dc in (D, 32):
+        q8 = mmvq.q8_buffers(T, Hq * D, DEVICE)
+        kattn.decode_attention(q, k, v, q_pos, kv_pos, S, 0.3, 0, 0.0, None, scratch, out, nsplit=nsplit, bs=16,
+                               exact=False, q8=q8, combine_dims=dc)
+        want = mmvq.quantize_x(out.reshape(T, Hq * D).contiguous())
+        for got, w in zip(q8, want):
+            assert torch.equal(got.cpu(), w.cpu())
+        outs.append(out.cpu().clone())
+    assert torch.allclose(outs[0], outs[1], rtol=1e-6, atol=1e-6)
+
+
 def test_kv_write_and_argmax(ops, ref):
     rng = np.random.default_rng(5)
     ck, cv = ops.zeros((9, 2, 4), "f16"), ops.zeros((9, 2, 4), "f16")

@@ -5,7 +5,7 @@ R = Hq / Hkv query heads of one KV head times the T query rows (BM of them, padd
 and one contiguous range of cells, streamed in blocks of BS cells: scores Q.K^T with `tl.dot`, the
 softcap, the causal / window mask from the positions stored in the cells (-1 = empty), an online
 softmax and P.V with `tl.dot`; it writes its running max, sum and un-normalised output. Pass 2
-(`attn_combine_kernel`, grid (T * Hq,)) merges the splits (and the attention sink, when given).
+(`attn_combine_kernel`, grid (T * Hq, DV / DC)) merges the splits (and the attention sink, when given).
 
 Operands: an f16 cache is read as f16 and f32 accumulated (a q8_0 one, `kvq8`, as its values dequantized
 to f16); with EXACT the f32 rows of Q and of P are each split into two f16 halves (hi + lo), so the
@@ -32,6 +32,10 @@ from zinc.backends.cuda.kernels.mmvq import q8_store
 
 NEG = tl.constexpr(-1.0e30)
 SMEM_BUDGET = 160 * 1024  # bytes of K+V tiles in shared memory per program (stages - 1 buffers)
+# the combine merges a whole head a program up to COMBINE_WHOLE split-outputs x dims, past that COMBINE_DIMS dims a
+# program (H200, Qwen3-8B, fresh processes: 32 splits of 128 dims, tg128@16384 375.4 -> 379.2; 8 splits, tg128 on
+# a 128-cell cache 496.2 -> 495.0, so short caches keep whole heads)
+COMBINE_WHOLE, COMBINE_DIMS = 2048, 32
 
 
 @triton.jit
@@ -205,15 +209,17 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
 
 @triton.jit
 def attn_combine_kernel(m_in, l_in, o_in, sinks, out, xq, xd, xs, HQ, NSPLIT: tl.constexpr, NSP: tl.constexpr,
-                        DV: tl.constexpr, DVP: tl.constexpr, HAS_SINK: tl.constexpr, CH: tl.constexpr,
-                        QUANT: tl.constexpr, NBQ: tl.constexpr):
-    """One output row: the max over the NSP (>= NSPLIT) splits' maxima, then their outputs CH at a time.
-    With QUANT (DV = NBQ * 32) the row is also written on 8 bits for the output projection's matvec:
-    blocks h * NBQ ... of the (T, HQ * DV) activation row t (`mmvq.q8_store`)."""
+                        DV: tl.constexpr, DC: tl.constexpr, HAS_SINK: tl.constexpr, CH: tl.constexpr,
+                        QUANT: tl.constexpr):
+    """Dims c * DC + [0, DC) of one output row (grid (T * HQ, cdiv(DV, DC))): the max over the NSP (>= NSPLIT)
+    splits' maxima, then their outputs CH at a time. With QUANT (DC a multiple of 32 dividing DV) those dims are
+    also written on 8 bits for the output projection's matvec: their blocks of the (T, HQ * DV) activation row t
+    (`mmvq.q8_store`)."""
     row = tl.program_id(0)  # t * HQ + h
+    c = tl.program_id(1)
     sp = tl.arange(0, NSP)
     sm = sp < NSPLIT
-    dv = tl.arange(0, DVP)
+    dv = c * DC + tl.arange(0, DC)
     dm = dv < DV
     m = tl.load(m_in + row * NSPLIT + sp, mask=sm, other=NEG)
     l = tl.load(l_in + row * NSPLIT + sp, mask=sm, other=0.0)
@@ -224,9 +230,9 @@ def attn_combine_kernel(m_in, l_in, o_in, sinks, out, xq, xd, xs, HQ, NSPLIT: tl
     z = tl.sum(l * tl.exp(m - mx), axis=0)
     if HAS_SINK:
         z = z + tl.exp(sk - mx)
-    y = tl.zeros([DVP], tl.float32)
-    for c in tl.static_range(0, NSP, CH):
-        spc = c + tl.arange(0, CH)
+    y = tl.zeros([DC], tl.float32)
+    for c0 in tl.static_range(0, NSP, CH):
+        spc = c0 + tl.arange(0, CH)
         cm = spc < NSPLIT
         w = tl.exp(tl.load(m_in + row * NSPLIT + spc, mask=cm, other=NEG) - mx)
         o = tl.load(o_in + (row * NSPLIT + spc)[:, None] * DV + dv[None, :], mask=cm[:, None] & dm[None, :],
@@ -235,8 +241,8 @@ def attn_combine_kernel(m_in, l_in, o_in, sinks, out, xq, xd, xs, HQ, NSPLIT: tl
     y = y / z
     tl.store(out + row * DV + dv, y, mask=dm)
     if QUANT:
-        b = (row % HQ) * NBQ + tl.arange(0, NBQ)
-        q8_store(tl.reshape(y, (NBQ, 2, 4, 4)), b, row // HQ, HQ * DV, b >= 0, xq, xd, xs)
+        b = (row % HQ) * (DV // 32) + c * (DC // 32) + tl.arange(0, DC // 32)
+        q8_store(tl.reshape(y, (DC // 32, 2, 4, 4)), b, row // HQ, HQ * DV, b >= 0, xq, xd, xs)
 
 
 def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, esize: int) -> tuple[int, ...]:
@@ -254,10 +260,12 @@ def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, e
 
 def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: int, cap: float,
                      sinks, scratch, out, nsplit: int = 32, bs: int = 64, warps: int | None = None,
-                     stages: int = 3, exact: bool = True, q8=None, rope=None) -> None:
+                     stages: int = 3, exact: bool = True, q8=None, rope=None, combine_dims: int = 0) -> None:
     """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32 (or `Q8Cells`); out (T, Hq, DV) f32;
     scratch: (m, l, o) of T * Hq * nsplit rows. bs, stages, warps: see `tiles`. q8: (xq, xd, xs) of
-    `mmvq.q8_buffers(T, Hq * DV)` to also get the output on 8 bits (DV a power of two >= 32).
+    `mmvq.q8_buffers(T, Hq * DV)` to also get the output on 8 bits (DV a power of two >= 32). combine_dims: the
+    output dims a combine program merges (a multiple of 32 dividing DV, or DV's power of two), instead of the rule
+    of COMBINE_WHOLE.
 
     rope = (q_norm, k_new, k_norm, v_new, c, slots, eps, mscale, n_dims, neox, from_pos): q is not yet
     rotated and the layer's new keys and values are not yet in the cache; the split programs do what
@@ -284,9 +292,11 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
         q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, *extra, kd, vd, R=r,
         D=d, DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap), KV16=q8c or k.element_size() == 2,
         EXACT=exact, Q8=q8c, num_warps=warps, num_stages=stages, **meta)
-    nsp, dvp = max(2, triton.next_power_of_2(nsplit)), triton.next_power_of_2(dv)
+    nsp = max(2, triton.next_power_of_2(nsplit))
+    dc = combine_dims or (COMBINE_DIMS if dv % COMBINE_DIMS == 0 and nsp * triton.next_power_of_2(dv) > COMBINE_WHOLE
+                          else triton.next_power_of_2(dv))  # dims a combine program
     xq, xd, xs = q8 if q8 is not None else (m, m, m)
-    attn_combine_kernel[(t * hq,)](m, l, o, sinks if sinks is not None else m, out, xq, xd, xs, hq, NSPLIT=nsplit,
-                                   NSP=nsp, DV=dv, DVP=dvp, HAS_SINK=sinks is not None,
-                                   CH=min(nsp, max(2, 4096 // dvp)), QUANT=q8 is not None, NBQ=max(1, dv // 32),
-                                   num_warps=4 if nsp * dvp >= 4096 else 1)
+    attn_combine_kernel[(t * hq, triton.cdiv(dv, dc))](
+        m, l, o, sinks if sinks is not None else m, out, xq, xd, xs, hq, NSPLIT=nsplit, NSP=nsp, DV=dv, DC=dc,
+        HAS_SINK=sinks is not None, CH=min(nsp, max(2, 4096 // dc)), QUANT=q8 is not None,
+        num_warps=4 if nsp * dc >= 4096 else 1)
