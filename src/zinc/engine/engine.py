@@ -16,8 +16,9 @@ cells, at most `n_ctx`; the spare caches are dropped first). Memory for caches i
 forward for now; a request that decodes greedily on the raw logits (`SamplingParams.is_plain_greedy`)
 on a backend with a device-side greedy loop (`Model.greedy_on_device`) takes up to `greedy_chunk`
 tokens a step there instead (`Model.greedy`: no logits to the host between them); tokens past a stop
-are dropped, and the cache they went into is reset before its next use. Sampling (`Sampler`), stop conditions (`StopChecker`) and the text (the
-tokenizer's streaming decoder: never a broken UTF-8 character) are per request.
+are dropped, and the cache they went into is reset before its next use. Sampling (`Sampler`), stop
+conditions (`StopChecker`) and the text (the tokenizer's streaming decoder: never a broken UTF-8
+character) are per request.
 
 Two ways to drive it: `start()` runs the loop in a background thread (what a server wants;
 `shutdown()` stops it cleanly and cancels what is left; `submit(..., on_event=cb)` also pushes each
