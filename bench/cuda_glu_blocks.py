@@ -42,8 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 if "--small" in sys.argv:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     import conftest  # noqa: F401,E402  its Triton-interpreter patch (loop bounds read from tensors)
-from zinc.backends.cuda.kernels import mmvq  # noqa: E402
-from zinc.backends.cuda.kernels.dot4 import M4, dot4, in_range  # noqa: E402
+from zinc.backends.cuda.kernels import mmvq, mmvs  # noqa: E402
+from zinc.backends.cuda.kernels.dot4 import in_range  # noqa: E402
 from zinc.backends.cuda.kernels.elementwise import glu_act  # noqa: E402
 
 
@@ -62,16 +62,9 @@ def _w(qs, sm4, dm, rows, p, w, ok, K):
 
 @triton.jit
 def _dot(W, v, dmw, XL, XH, xdl, xdh, xsl, xsh, ASM: tl.constexpr):
-    """`mmvs._q4k_dot` with a leading rows dimension: (WR, NP) partial dots."""
-    dl = tl.sum(dot4(W & M4, XL[None, :, :], False, ASM), axis=2)
-    dh = tl.sum(dot4((W >> 4) & M4, XH[None, :, :], False, ASM), axis=2)
-    d = (dmw & 0xFFFF).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
-    dmin = (dmw >> 16).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
-    il = (dl * (v & 255)).to(tl.float32)
-    ih = (dh * ((v >> 8) & 255)).to(tl.float32)
-    mnl = ((v >> 16) & 255).to(tl.float32)
-    mnh = ((v >> 24) & 255).to(tl.float32)
-    return d * (il * xdl[None, :] + ih * xdh[None, :]) - dmin * (mnl * xsl[None, :] + mnh * xsh[None, :])
+    """`mmvs._q4k_dot` of rows (WR,) at once: (WR, NP) partial dots, the activations broadcast over the rows."""
+    return mmvs._q4k_dot(W, v, dmw, XL[None, :, :], XH[None, :, :], xdl[None, :], xdh[None, :], xsl[None, :],
+                         xsh[None, :], ASM)
 
 
 @triton.jit

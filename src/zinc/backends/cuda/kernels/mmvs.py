@@ -69,9 +69,10 @@ def _wts(a, b, c, d, row, p, w, ok, K, QT: tl.constexpr):
 
 @triton.jit
 def _q4k_dot(W, v, dmw, XL, XH, xdl, xdh, xsl, xsh, ASM: tl.constexpr):
-    """A Q4_K row's partial dots (NP,) from its `_wts` words and the units' activations (`_q4k_act`)."""
-    dl = tl.sum(dot4(W & M4, XL, False, ASM), axis=1)
-    dh = tl.sum(dot4((W >> 4) & M4, XH, False, ASM), axis=1)
+    """A Q4_K row's partial dots (NP,) from its `_wts` words and the units' activations (`_q4k_act`); also with
+    leading dimensions (rows of several warps: W (..., NP, 4), the activations broadcast to it)."""
+    dl = tl.sum(dot4(W & M4, XL, False, ASM), axis=-1)
+    dh = tl.sum(dot4((W >> 4) & M4, XH, False, ASM), axis=-1)
     d = (dmw & 0xFFFF).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
     dmin = (dmw >> 16).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
     il = (dl * (v & 255)).to(tl.float32)
