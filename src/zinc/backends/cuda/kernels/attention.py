@@ -292,9 +292,8 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
         q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, *extra, kd, vd, R=r,
         D=d, DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap), KV16=q8c or k.element_size() == 2,
         EXACT=exact, Q8=q8c, num_warps=warps, num_stages=stages, **meta)
-    nsp = max(2, triton.next_power_of_2(nsplit))
-    dc = combine_dims or (COMBINE_DIMS if dv % COMBINE_DIMS == 0 and nsp * triton.next_power_of_2(dv) > COMBINE_WHOLE
-                          else triton.next_power_of_2(dv))  # dims a combine program
+    nsp, dvp = max(2, triton.next_power_of_2(nsplit)), triton.next_power_of_2(dv)
+    dc = combine_dims or (COMBINE_DIMS if dv % COMBINE_DIMS == 0 and nsp * dvp > COMBINE_WHOLE else dvp)
     xq, xd, xs = q8 if q8 is not None else (m, m, m)
     attn_combine_kernel[(t * hq, triton.cdiv(dv, dc))](
         m, l, o, sinks if sinks is not None else m, out, xq, xd, xs, hq, NSPLIT=nsplit, NSP=nsp, DV=dv, DC=dc,

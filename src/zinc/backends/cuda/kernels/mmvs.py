@@ -43,8 +43,8 @@ def _q4k_act(xq, xd, xs, p, w, ok):
 
 @triton.jit
 def _wts(a, b, c, d, row, p, w, ok, K, QT: tl.constexpr):
-    """The weight words of row `row` over units p, loaded apart from the math so a program can issue them
-    before it waits for the previous kernel (no kernel writes weights). Q4_K (a, b, c = qs, sm4, dm): the
+    """The weight words of row `row` over units p, loaded apart from the math so a step issues every stream's
+    weight loads before its activation loads and its math (`_program`). Q4_K (a, b, c = qs, sm4, dm): the
     nibble words (NP, 4), the unit's group's four scale and min bytes, the block's (d, dmin) f16 pair as one
     word. Q6_K (a, b, c, d = ql, qh, sc4, d): the two ql runs and the qh run (NP, 4) each, the four runs'
     scale bytes, the block's d."""
@@ -152,6 +152,7 @@ def _program(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, E
         for j in tl.static_range(U):
             p = u0 + j * NP + pr
             ok = in_range(p, units, EVEN)
+            # all four streams' words (one the configuration does not use is never read: its loads are dropped)
             A0, B0, C0, D0, E0 = _wts(a, b, c, d, r0, p, w, ok, K, QT)
             A1, B1, C1, D1, E1 = _wts(a, b, c, d, r1, p, w, ok, K, QT)
             A2, B2, C2, D2, E2 = _wts(a3, b3, c3, d3, q2, p, w, ok, K, QT)
