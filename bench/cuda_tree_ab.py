@@ -1,6 +1,6 @@
 """One source tree's decode on the CUDA backend, to compare trees (run it with each tree on PYTHONPATH, in turn).
 
-    python bench/cuda_tree_ab.py MODEL.gguf --label NAME [--out DIR]
+    python bench/cuda_tree_ab.py MODEL.gguf --label NAME [--out DIR] [--set NAME=INT ...]
     python bench/cuda_tree_ab.py --compare DIR/tree-A.npz DIR/tree-B.npz
 
 On a 128-cell cache: the logits of 8 one-token decode steps after a fixed 24-token prompt (`Model.forward`, the
@@ -9,6 +9,7 @@ three times after an untimed one, and the GPU time of the captured greedy step (
 line; writes DIR/tree-NAME.json and the logits as DIR/tree-NAME.npz. --compare prints, per step, the largest logit
 difference relative to the largest logit, and whether the argmax agrees (a synthetic model's top two are often
 within rounding of each other, so its greedy tokens may part where the logits agree to f32 rounding).
+--set NAME=INT sets a constant of `zinc.backends.cuda.ops` first (variants of one tree).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ def main() -> None:
     ap.add_argument("--label", default="tree")
     ap.add_argument("--out")
     ap.add_argument("--compare", nargs=2)
+    ap.add_argument("--set", action="append", default=[])
     a = ap.parse_args()
     if a.compare:
         compare(*a.compare)
@@ -45,7 +47,12 @@ def main() -> None:
     from cuda_tg_state import replay_times, tg_rates
 
     from zinc.api import load
+    from zinc.backends.cuda import ops
 
+    for kv in a.set:
+        name, value = kv.split("=")
+        assert hasattr(ops, name), name
+        setattr(ops, name, int(value))
     m = load(a.model, backend="cuda", n_ctx=256)
     ids = [int(i) for i in np.random.default_rng(0).integers(0, m.n_vocab, 32)]
     cache = m.new_cache(128)
