@@ -27,17 +27,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 
 @triton.jit
+def _pick(p0, n0, p1, n1, p2, n2, a: tl.constexpr):
+    if a == 0:
+        return p0, n0
+    elif a == 1:
+        return p1, n1
+    else:
+        return p2, n2
+
+
+@triton.jit
 def l2_prefetch_kernel(p0, n0, p1, n1, p2, n2, dummy, CH: tl.constexpr):
     """Ask the L2 for bytes [0, n_i) of the arrays p_i (16-byte aligned), CH bytes an instruction, lanes and
     programs over the instructions; nothing is stored (the dummy store's mask is never true)."""
     lane = tl.arange(0, 32)
     for a in tl.static_range(3):
-        if a == 0:
-            base, nb = p0, n0
-        elif a == 1:
-            base, nb = p1, n1
-        else:
-            base, nb = p2, n2
+        base, nb = _pick(p0, n0, p1, n1, p2, n2, a)
         n_ins = tl.cdiv(nb, CH)
         for i0 in range(tl.program_id(0) * 32, n_ins, tl.num_programs(0) * 32):
             i = i0 + lane
@@ -54,12 +59,7 @@ def l2_lines_kernel(p0, n0, p1, n1, p2, n2, dummy, BLOCK: tl.constexpr):
     """The same with `prefetch.global.L2`, one 128-byte line a thread and instruction."""
     lane = tl.arange(0, BLOCK)
     for a in tl.static_range(3):
-        if a == 0:
-            base, nb = p0, n0
-        elif a == 1:
-            base, nb = p1, n1
-        else:
-            base, nb = p2, n2
+        base, nb = _pick(p0, n0, p1, n1, p2, n2, a)
         lines = tl.cdiv(nb, 128)
         for i0 in range(tl.program_id(0) * BLOCK, lines, tl.num_programs(0) * BLOCK):
             i = i0 + lane
