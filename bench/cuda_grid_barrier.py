@@ -51,7 +51,7 @@ def main() -> None:
     for g in (sms, 2 * sms, 4 * sms):
         for warps in (1, 4):
             counter = torch.zeros(1 + g, dtype=torch.int32, device=dev)
-            barriers_kernel[(g,)](counter, 10, SPREAD=False, num_warps=warps)  # compile, warm
+            barriers_kernel[(g,)](counter, 10, SPREAD=True, num_warps=warps)  # compile, warm
             torch.cuda.synchronize()
             counter.zero_()
             s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
