@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 if "--small" in sys.argv:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     import conftest  # noqa: F401,E402  its Triton-interpreter patch (loop bounds read from tensors)
+from cuda_mmvq_sweep import bench_us  # noqa: E402
 from zinc.backends.cuda.kernels import mmvq, mmvs  # noqa: E402
 from zinc.backends.cuda.kernels.dot4 import in_range  # noqa: E402
 from zinc.backends.cuda.kernels.elementwise import glu_act  # noqa: E402
@@ -186,10 +187,6 @@ def main() -> None:
     y = torch.empty((1, n), device=dev)
     it = iter(range(1 << 30))
 
-    def us(fn) -> float:
-        with torch.cuda.stream(torch.cuda.Stream()):
-            return float(triton.testing.do_bench_cudagraph(fn, rep=50, return_mode="median")) * 1e3
-
     def mmvs_glu():
         w = ws[next(it) % copies]
         mmvq.matvec(xqt, w[0].parts, 12, n, k, y, glu=(w[1].parts, 0))
@@ -206,7 +203,7 @@ def main() -> None:
     times = {}
     for name, fn in (("mmvs GLU", mmvs_glu), ("mmvs GLU + quantize_x", mmvs_glu_q), ("blocks WR 16", blocks),
                      ("blocks WR 16, 64 regs", lambda: blocks(64))) * 2:
-        times.setdefault(name, []).append(us(fn))
+        times.setdefault(name, []).append(bench_us(fn, 50))
     for name, v in times.items():
         print(f"{name:24} {min(v):7.2f} us  ({', '.join(f'{x:.2f}' for x in v)})")
     res["us"] = times

@@ -24,6 +24,7 @@ import triton
 import triton.language as tl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from cuda_mmvq_sweep import bench_us  # noqa: E402
 
 
 @triton.jit
@@ -160,10 +161,6 @@ def main() -> None:
             if do_mv:
                 mv(ws[i])
 
-        def us(fn) -> float:
-            with torch.cuda.stream(torch.cuda.Stream()):
-                return float(triton.testing.do_bench_cudagraph(fn, rep=60, return_mode="median")) * 1e3
-
         cases = [("matvec alone, cold", dict(do_chain=False)), ("matvec alone, hot", dict(do_chain=False, hot=True)),
                  (f"{chain} nq + matvec", {})]
         var = ((8192, 32), (8192, 128), (32768, 132), (128, 32), (128, 132))
@@ -174,7 +171,7 @@ def main() -> None:
         out = {}
         for rep in range(2):
             for cname, kw in cases:
-                out.setdefault(cname, []).append(us(lambda kw=kw: run(**kw)))
+                out.setdefault(cname, []).append(bench_us(lambda kw=kw: run(**kw), 60))
         want = torch.empty_like(y)
         mv(ws[0])
         want.copy_(y)
@@ -185,7 +182,7 @@ def main() -> None:
         for cname, v in out.items():
             lines.append(f"{name:18} {cname:46} {min(v):7.2f} us  ({', '.join(f'{t:.2f}' for t in v)})")
             print(lines[-1], flush=True)
-    nq = us(lambda: mmvq.norm_quantize(x, nw, 1e-6, nout))
+    nq = bench_us(lambda: mmvq.norm_quantize(x, nw, 1e-6, nout), 60)
     lines.append(f"one norm_quantize alone {nq:.2f} us")
     print("\n".join(lines))
     if a.out:

@@ -124,12 +124,13 @@ def sass_report(cfgs: list[tuple], shapes=((Q4K, False), (Q4K, True), (Q6K, Fals
                   f"{dict(ldg)}{' stack ' + stack.group(1) if stack and stack.group(1) != '0' else ''}", flush=True)
 
 
-def bench_us(fn) -> float:
-    """GPU time of one call (replayed CUDA graph of many calls: no host launch cost in it)."""
+def bench_us(fn, rep: int = 25) -> float:
+    """GPU µs of one call (median of a replayed CUDA graph of many calls, rep ms of them: no host launch cost in
+    it); the other CUDA bench scripts time with it too."""
     import torch
     import triton
     with torch.cuda.stream(torch.cuda.Stream()):
-        return float(triton.testing.do_bench_cudagraph(fn, rep=25, return_mode="median")) * 1e3
+        return float(triton.testing.do_bench_cudagraph(fn, rep=rep, return_mode="median")) * 1e3
 
 
 def main() -> int:

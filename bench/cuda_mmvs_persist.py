@@ -23,6 +23,7 @@ import triton
 import triton.language as tl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from cuda_mmvq_sweep import bench_us  # noqa: E402
 from zinc.backends.cuda.kernels import mmvq, mmvs  # noqa: E402
 
 Q4K, Q6K = 12, 14
@@ -77,10 +78,6 @@ def main() -> None:
         mmvs.launch(xqt, wd[0][0], wd[0][1] if glu else None, qt, n, k, want, c4, 0 if glu else -1)
         it = iter(range(1 << 30))
 
-        def us(fn) -> float:
-            with torch.cuda.stream(torch.cuda.Stream()):
-                return float(triton.testing.do_bench_cudagraph(fn, rep=60, return_mode="median")) * 1e3
-
         def base():
             w = wd[next(it) % copies]
             mmvs.launch(xqt, w[0], w[1] if glu else None, qt, n, k, want2, c4, 0 if glu else -1)
@@ -89,7 +86,7 @@ def main() -> None:
         res = {"shape": f"{'Q4_K' if qt == Q4K else 'Q6_K'} {n}x{k}{' GLU' if glu else ''}", "cfg": list(c4),
                "us": {}}
         for rep in range(2):
-            res["us"].setdefault("grid", []).append(us(base))
+            res["us"].setdefault("grid", []).append(bench_us(base, 60))
             for mult in (2, 4, 8, 16, 32):
                 g = sms * mult
                 if g >= triton.cdiv(n, c4[0]):
@@ -103,7 +100,7 @@ def main() -> None:
                     w = wd[next(it) % copies]
                     persist(xqt, w[0], w[1] if glu else None, qt, n, k, want2, c4, 0 if glu else -1, g)
 
-                res["us"].setdefault(f"persist {mult}x{sms}", []).append(us(pf))
+                res["us"].setdefault(f"persist {mult}x{sms}", []).append(bench_us(pf, 60))
         rows.append(res)
         for name, v in res["us"].items():
             table.append(f"{res['shape']:22} {name:16} {min(v):7.2f} us  ({', '.join(f'{x:.2f}' for x in v)})")
