@@ -31,11 +31,15 @@ def loaded_kernels() -> list:
     return [o for o in gc.get_objects() if isinstance(o, CompiledKernel) and getattr(o, "function", None)]
 
 
-def tg_rates(m, cache, runs: int = 3) -> list[float]:
-    """tok/s of `runs` greedy 128-token decodes from the start of `cache` (reset each time), after one untimed."""
+def tg_rates(m, cache, runs: int = 3, depth: int = 0) -> list[float]:
+    """tok/s of `runs` greedy 128-token decodes from the start of `cache` (reset each time; with a depth, rolled
+    back to its first `depth` tokens), after one untimed."""
     rates = []
     for r in range(runs + 1):
-        cache.reset()
+        if depth:
+            cache.truncate(depth)
+        else:
+            cache.reset()
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         m.greedy(1, cache, 128)

@@ -9,12 +9,15 @@ three times after an untimed one, and the GPU time of the captured greedy step (
 line; writes DIR/tree-NAME.json and the logits as DIR/tree-NAME.npz. --compare prints, per step, the largest logit
 difference relative to the largest logit, and whether the argmax agrees (a synthetic model's top two are often
 within rounding of each other, so its greedy tokens may part where the logits agree to f32 rounding).
---set NAME=INT sets a constant of `zinc.backends.cuda.ops` first (variants of one tree).
+--set NAME=VALUE sets a constant of `zinc.backends.cuda.ops` first (variants of one tree; VALUE a Python literal, e.g.
+ATTN_SPLITS=[(256,1,64),(4611686018427387904,32,64)]). --depth D adds tg128 on a cache holding D random tokens
+(D + 128 cells, rolled back to D before each run).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import sys
 from pathlib import Path
@@ -33,6 +36,15 @@ def compare(a: str, b: str) -> None:
               f" (top-2 margin {top[1] - top[0]:.4f})")
 
 
+def depth_rates(m, depth: int) -> list[float]:
+    """`tg_rates` on a cache holding `depth` random tokens (rolled back to them before each run)."""
+    from cuda_tg_state import tg_rates
+
+    cache = m.new_cache(depth + 128)
+    m.forward([int(i) for i in np.random.default_rng(1).integers(0, m.n_vocab, depth)], cache, last_only=True)
+    return tg_rates(m, cache, depth=depth)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("model", nargs="?")
@@ -40,6 +52,7 @@ def main() -> None:
     ap.add_argument("--out")
     ap.add_argument("--compare", nargs=2)
     ap.add_argument("--set", action="append", default=[])
+    ap.add_argument("--depth", type=int, default=0)
     a = ap.parse_args()
     if a.compare:
         compare(*a.compare)
@@ -52,8 +65,8 @@ def main() -> None:
     for kv in a.set:
         name, value = kv.split("=")
         assert hasattr(ops, name), name
-        setattr(ops, name, int(value))
-    m = load(a.model, backend="cuda", n_ctx=256)
+        setattr(ops, name, ast.literal_eval(value))
+    m = load(a.model, backend="cuda", n_ctx=max(256, a.depth + 128))
     ids = [int(i) for i in np.random.default_rng(0).integers(0, m.n_vocab, 32)]
     cache = m.new_cache(128)
     m.forward(ids[:24], cache)
@@ -64,7 +77,11 @@ def main() -> None:
     rates = tg_rates(m, cache)
     gpu_us, host_us = replay_times(m, cache)
     row = {"label": a.label, "tok_s": rates, "replay_gpu_us": gpu_us, "replay_host_us": host_us, "tokens": tokens}
-    print(f"{a.label:12} tg128 {np.mean(rates):7.1f} tok/s  replay {gpu_us:7.1f} us  tokens[:6] {tokens[:6]}",
+    deep = ""
+    if a.depth:
+        row["depth"], row["tok_s_depth"] = a.depth, depth_rates(m, a.depth)
+        deep = f"  tg128@d{a.depth} {np.mean(row['tok_s_depth']):7.1f}"
+    print(f"{a.label:12} tg128 {np.mean(rates):7.1f} tok/s  replay {gpu_us:7.1f} us{deep}  tokens[:6] {tokens[:6]}",
           flush=True)
     if a.out:
         Path(a.out).mkdir(parents=True, exist_ok=True)
