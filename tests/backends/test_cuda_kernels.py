@@ -149,7 +149,11 @@ DECODE = [(1, 6, 2, 24, 24, 53, 41, 0, 0.0, False, np.float16, 4, 16, True, Fals
           (4, 6, 3, 24, 24, 61, 50, 0, 0.0, False, np.float16, 4, 16, False, False),  # plain f16 operands
           (2, 6, 2, 24, 24, 37, 37, 9, 0.0, True, np.float16, 3, 16, True, True),  # wrapped ring cache
           (9, 16, 2, 64, 64, 40, 40, 12, 0.0, True, np.float16, 2, 32, True, False),  # 72 rows: blocks of 64 + 8
-          (1, 8, 1, 512, 512, 45, 40, 0, 0.0, False, np.float16, 2, 128, True, False)]  # BS clipped to 32
+          (1, 8, 1, 512, 512, 45, 40, 0, 0.0, False, np.float16, 2, 128, True, False),  # BS clipped to 32
+          # one split: the split program writes the output (no combine)
+          (1, 6, 2, 24, 24, 53, 41, 0, 0.0, True, np.float16, 1, 16, True, False),
+          (3, 8, 2, 24, 24, 70, 70, 5, 20.0, False, np.float16, 1, 16, False, False),
+          (2, 6, 2, 24, 24, 37, 37, 9, 0.0, True, np.float32, 1, 16, True, True)]
 
 
 def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit, bs, exact):
@@ -191,10 +195,12 @@ def test_decode_attention_kernel(ref, case):
         assert got.shape == want.shape and rel(got, want) < (1e-5 if exact else 2e-3)
 
 
-@pytest.mark.parametrize("T,Hq,Hkv,D,nsplit", [(1, 4, 2, 32, 3), (3, 6, 2, 64, 5), (2, 2, 1, 128, 2)])
+@pytest.mark.parametrize("T,Hq,Hkv,D,nsplit", [(1, 4, 2, 32, 3), (3, 6, 2, 64, 5), (2, 2, 1, 128, 2), (1, 8, 2, 64, 1),
+                                               (3, 6, 3, 32, 1)])
 def test_decode_attention_q8_output(T, Hq, Hkv, D, nsplit):
-    """The combine's 8-bit copy of its output (for the output projection), a whole head or 32 dims a program: the
-    quantization of that f32 output (`mmvq.quantize_x`), at heads of one to four blocks."""
+    """The combine's 8-bit copy of its output (for the output projection), a whole head or 32 dims a program, or
+    with one split the split program's: the quantization of that f32 output (`mmvq.quantize_x`), at heads of one
+    to four blocks."""
     from zinc.backends.cuda.kernels import attention as kattn
     from zinc.backends.cuda.kernels import mmvq
 

@@ -60,13 +60,21 @@ TUNED_MATVEC = frozenset({GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0})  # kerne
 STREAM_TYPES = frozenset({GGMLType.Q4_K, GGMLType.Q6_K})  # kernels/mmvs.py (also two weights in one launch)
 MMVQ_EXPERTS = TUNED_MATVEC | {GGMLType.MXFP4}  # expert types of mmvq.matvec_experts; others: generic
 DECODE_ATTN_MAX_ROWS = 16
-# decode attention: (caches of fewer cells than this, splits of the cells, cells per step of a split)
-ATTN_SPLITS = [(2048, 8, 64), (8192, 16, 128), (1 << 62, 32, 64)]  # H200 sweep (bench/cuda_attn_sweep.py)
+# decode attention: (caches of fewer cells than this, splits of the cells, cells per step of a split[, pipeline
+# stages[, warps]]); stages 3 and the warps of `kattn.tiles` where not given
+# (H200: bench/cuda_attn_sweep.py; 2 splits under 256 cells: bench/cuda_attn_fused.py and tg128, session 22)
+ATTN_SPLITS = [(256, 2, 64), (2048, 8, 64), (8192, 16, 128), (1 << 62, 32, 64)]
+
+
+def attention_config(cells: int) -> tuple[int, int, int, int | None]:
+    """(splits, cells per step, stages, warps or None) of the decode attention over a cache of `cells` cells."""
+    _, splits, bs, *rest = next(r for r in ATTN_SPLITS if cells < r[0])
+    return splits, bs, rest[0] if rest else 3, rest[1] if len(rest) > 1 else None
 
 
 def attention_split(cells: int) -> tuple[int, int]:
     """(splits, cells per step) of the decode attention over a cache of `cells` cells."""
-    return next((ns, bs) for lim, ns, bs in ATTN_SPLITS if cells < lim)
+    return attention_config(cells)[:2]
 
 
 class CudaOps(BaseOps):
@@ -469,7 +477,7 @@ class CudaOps(BaseOps):
         for the output projection where that takes it (see _quantized)."""
         T, Hq, _ = q.shape
         out = torch.empty((T, Hq, v.shape[2]), dtype=torch.float32, device=self.device)
-        nsplit, bs = attention_split(k.shape[0])  # static per cache size
+        nsplit, bs, stages, warps = attention_config(k.shape[0])  # static per cache size
         scratch = (torch.empty((T * Hq * nsplit,), dtype=torch.float32, device=self.device),
                    torch.empty((T * Hq * nsplit,), dtype=torch.float32, device=self.device),
                    torch.empty((T * Hq * nsplit, v.shape[2]), dtype=torch.float32, device=self.device))
@@ -479,7 +487,7 @@ class CudaOps(BaseOps):
         if not self.exact and T <= MATVEC_MAX_ROWS and dv >= 32 and dv & (dv - 1) == 0:
             q8 = mmvq.q8_buffers(T, Hq * dv, self.device)
         kattn.decode_attention(q.contiguous(), k, v, q_pos, kv_pos, n, float(kq_scale), int(window), float(softcap),
-                               sinks, scratch, out, nsplit=nsplit, bs=bs, q8=q8, rope=rope)
+                               sinks, scratch, out, nsplit=nsplit, bs=bs, stages=stages, warps=warps, q8=q8, rope=rope)
         if q8 is not None:
             self._keep_q8(out, q8)
         return out

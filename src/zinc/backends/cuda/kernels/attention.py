@@ -6,6 +6,13 @@ and one contiguous range of cells, streamed in blocks of BS cells: scores Q.K^T 
 softcap, the causal / window mask from the positions stored in the cells (-1 = empty), an online
 softmax and P.V with `tl.dot`; it writes its running max, sum and un-normalised output. Pass 2
 (`attn_combine_kernel`, grid (T * Hq, DV / DC)) merges the splits (and the attention sink, when given).
+With one split (FINAL) Pass 1 writes the output itself (and its 8-bit form) and there is no Pass 2.
+
+The split kernel's time is the length of its instruction stream, run by one or two warps a scheduler, more than its
+loads (Nsight Compute: bench/RESULTS.md, session 22), so the loop keeps instructions few: tile loads are masked per
+cell only where the head dims are powers of two, offsets are int32 from the block's first cell, the softmax runs in
+base 2 with the score scale folded into the query rows (no softcap), and for one token the causal / window mask is
+worked out once per cell, not per (row, cell).
 
 Operands: an f16 cache is read as f16 and f32 accumulated (a q8_0 one, `kvq8`, as its values dequantized
 to f16); with EXACT the f32 rows of Q and of P are each split into two f16 halves (hi + lo), so the
@@ -77,58 +84,178 @@ def _rope_trig(pos, c, t, tm, mscale, NDIMS: tl.constexpr, NEOX: tl.constexpr, D
 
 
 @triton.jit
-def _rope_rows(x, w, row, rm, D, eps, cs, sn, NDIMS: tl.constexpr, NEOX: tl.constexpr, NORM: tl.constexpr,
-               DP: tl.constexpr):
-    """Rows `row` (BM,) of x (rows, D) f32 where rm: each RMS-normed and times w (D,) with NORM, then its
-    first NDIMS dims rotated (NEOX pairs (i, i + NDIMS/2), else (2i, 2i+1)) by `_rope_trig`'s cs, sn
-    (broadcast to (BM, DP)); -> (BM, DP), zero past D and where not rm. The arithmetic of
-    `elementwise._rope_heads` on whole rows: each value meets its pair's partner, loaded a second time."""
+def _rope_load(x, w, row, rm, D, NDIMS: tl.constexpr, NEOX: tl.constexpr, NORM: tl.constexpr, DP: tl.constexpr):
+    """The loads of `_rope_rows`, issued before any of its math: rows `row` (BM,) of x (rows, D) where rm, each
+    value's rope partner, and with NORM the norm weight at both (one memory round trip, not one after the norm's
+    sum)."""
     half: tl.constexpr = NDIMS // 2
     d = tl.arange(0, DP)[None, :]
     if NEOX:
-        first = d < half
-        pd = tl.where(first, d + half, d - half)
+        pd = tl.where(d < half, d + half, d - half)
     else:
-        first = d % 2 == 0
         pd = d ^ 1
-    rot = d < NDIMS
-    pd = tl.where(rot, pd, d)
+    pd = tl.where(d < NDIMS, pd, d)
     m = rm[:, None] & (d < D)
     base = row[:, None].to(tl.int64) * D
     xs = tl.load(x + base + d, mask=m, other=0.0)
     xp = tl.load(x + base + pd, mask=m, other=0.0)
+    ws = xs
+    wp = xp
     if NORM:
-        inv = 1.0 / tl.sqrt(tl.sum(xs * xs, axis=1) / D + eps)[:, None]
-        xs = xs * inv * tl.load(w + d, mask=d < D, other=0.0)
-        xp = xp * inv * tl.load(w + pd, mask=d < D, other=0.0)
-    y = tl.where(first, xs * cs - xp * sn, xp * sn + xs * cs)
-    return tl.where(rot, y, xs)
+        ws = tl.load(w + d, mask=d < D, other=0.0)
+        wp = tl.load(w + pd, mask=d < D, other=0.0)
+    return xs, xp, ws, wp
 
 
 @triton.jit
-def _softmax_step(s, kp, qp, m_i, l_i, scale, cap, window, SOFTCAP: tl.constexpr):
+def _rope_rows(xs, xp, ws, wp, D, eps, cs, sn, NDIMS: tl.constexpr, NEOX: tl.constexpr, NORM: tl.constexpr,
+               DP: tl.constexpr):
+    """`_rope_load`'s rows (BM, DP) each RMS-normed and times the weight with NORM, then their first NDIMS dims
+    rotated (NEOX pairs (i, i + NDIMS/2), else (2i, 2i+1)) by `_rope_trig`'s cs, sn (broadcast to (BM, DP));
+    -> (BM, DP), zero past D and where the rows were masked. The arithmetic of `elementwise._rope_heads` on
+    whole rows: each value meets its pair's partner, loaded a second time."""
+    half: tl.constexpr = NDIMS // 2
+    d = tl.arange(0, DP)[None, :]
+    if NEOX:
+        first = d < half
+    else:
+        first = d % 2 == 0
+    if NORM:
+        inv = 1.0 / tl.sqrt(tl.sum(xs * xs, axis=1) / D + eps)[:, None]
+        xs = xs * inv * ws
+        xp = xp * inv * wp
+    y = tl.where(first, xs * cs - xp * sn, xp * sn + xs * cs)
+    return tl.where(d < NDIMS, y, xs)
+
+
+@triton.jit
+def _softmax_step(s, kp, qp, m_i, l_i, scale2, cap, window, SOFTCAP: tl.constexpr, ONE: tl.constexpr):
     """One block of scores (BM, BS): softcap, the causal / window mask from the cells' positions kp, and the
-    online softmax's update -> (new max, probabilities, rescale of the old terms, new sum)."""
+    online softmax's update in base 2 (scale2 = the score scale times log2(e); without a softcap the query rows
+    already carry it) -> (new max, probabilities, rescale of the old terms, new sum). ONE: every row is the one
+    token's (position qp[0]), so the mask is worked out once per cell and broadcast."""
     if SOFTCAP:
-        s = cap * (2.0 / (1.0 + tl.exp(-2.0 * s / cap)) - 1.0)
-    vis = (kp[None, :] >= 0) & (kp[None, :] <= qp[:, None])
-    vis = vis & ((window == 0) | (qp[:, None] - kp[None, :] < window))
-    s = tl.where(vis, s * scale, float("-inf"))
+        s = cap * (2.0 / (1.0 + tl.exp(-2.0 * s / cap)) - 1.0) * scale2
+    if ONE:
+        q0 = tl.max(qp, axis=0)
+        vis = (kp >= 0) & (kp <= q0) & ((window == 0) | (q0 - kp < window))
+        s = tl.where(vis[None, :], s, float("-inf"))
+    else:
+        vis = (kp[None, :] >= 0) & (kp[None, :] <= qp[:, None])
+        vis = vis & ((window == 0) | (qp[:, None] - kp[None, :] < window))
+        s = tl.where(vis, s, float("-inf"))
     m_new = tl.maximum(m_i, tl.max(s, axis=1))
-    p = tl.exp(s - m_new[:, None])
-    alpha = tl.exp(m_i - m_new)
+    p = tl.exp2(s - m_new[:, None])
+    alpha = tl.exp2(m_i - m_new)
     return m_new, p, alpha, l_i * alpha + tl.sum(p, axis=1)
 
 
 @triton.jit
+def _rope_kv(q, k, v, q_pos, kv_pos, qw, knew, kw, vnew, rc, slots, eps, mscale, kd, vd, head, rm, t, hk, T, S,
+             start, end, n_eff, D: tl.constexpr, DV: tl.constexpr, DP: tl.constexpr,
+             DVP: tl.constexpr, HKV: tl.constexpr, NDIMS: tl.constexpr, NEOX: tl.constexpr, QNORM: tl.constexpr,
+             KNORM: tl.constexpr, FROM_POS: tl.constexpr, ONE: tl.constexpr, Q8: tl.constexpr):
+    """The split program's rope part (`attn_split_kernel` ROPE): its rotated query rows (BM, DP); the new tokens'
+    keys and values written to their cells by the program whose cells hold them (split 0 those past the extent),
+    which then waits at a barrier so its loop reads them back. The query's loads are issued before any math."""
+    one = tl.full([1], 1, tl.int1)
+    dd = tl.arange(0, DP)
+    dv = tl.arange(0, DVP)
+    xs, xp, ws, wp = _rope_load(q, qw, head, rm, D, NDIMS, NEOX, QNORM, DP)
+    if ONE:  # one token: its angles once, shared by the rows (and its key)
+        cs, sn = _rope_trig(q_pos, rc, tl.zeros([1], tl.int32), one, mscale, NDIMS, NEOX, DP)
+    else:
+        cs, sn = _rope_trig(q_pos, rc, t, rm, mscale, NDIMS, NEOX, DP)
+    qv = _rope_rows(xs, xp, ws, wp, D, eps, cs, sn, NDIMS, NEOX, QNORM, DP)
+    for tt in range(0, T):
+        p = tl.load(q_pos + tt)
+        if FROM_POS:
+            cell = (p % S).to(tl.int64)
+        else:
+            cell = tl.load(slots + tt).to(tl.int64)
+        if ((cell >= start) & (cell < end)) | ((tl.program_id(1) == 0) & (cell >= n_eff)):
+            t1 = tt + tl.zeros([1], tl.int32)
+            ks, kp2, kws, kwp = _rope_load(knew, kw, t1 * HKV + hk, one, D, NDIMS, NEOX, KNORM, DP)
+            vv = tl.load(vnew + (tt * HKV + hk) * DV + dv, mask=dv < DV, other=0.0)
+            if ONE:
+                kcs, ksn = cs, sn
+            else:
+                kcs, ksn = _rope_trig(q_pos, rc, t1, one, mscale, NDIMS, NEOX, DP)
+            kr = _rope_rows(ks, kp2, kws, kwp, D, eps, kcs, ksn, NDIMS, NEOX, KNORM, DP)
+            ch = cell * HKV + hk
+            if Q8:
+                kvq8.store(tl.reshape(kr, (DP // 32, 32)), k + ch * D, kd + ch * (D // 32), D // 32, True, DP // 32)
+                kvq8.store(tl.reshape(vv, (DVP // 32, 32)), v + ch * DV, vd + ch * (DV // 32), DV // 32, True,
+                           DVP // 32)
+            else:
+                tl.store(k + ch * D + dd[None, :], kr.to(k.dtype.element_ty), mask=(dd < D)[None, :])
+                tl.store(v + ch * DV + dv, vv.to(v.dtype.element_ty), mask=dv < DV)
+            tl.store(kv_pos + cell, p)
+    tl.debug_barrier()
+    return qv
+
+
+@triton.jit
+def _finish(m_i, l_i, acc, head, rm, sinks, out, xq, xd, xs, HQ, BM: tl.constexpr, DV: tl.constexpr,
+            DVP: tl.constexpr, HAS_SINK: tl.constexpr, QUANT: tl.constexpr):
+    """One split (FINAL): the rows' outputs (acc over the softmax's sum, and the sink's term; m_i in base 2) stored
+    to out (T, HQ, DV), with QUANT also on 8 bits (blocks of the (T, HQ * DV) rows: `mmvq.q8_store`) as the combine
+    does."""
+    dv = tl.arange(0, DVP)
+    if HAS_SINK:
+        sk = tl.load(sinks + head % HQ, mask=rm, other=0.0) * 1.4426950408889634
+        mx = tl.maximum(m_i, sk)
+        a = tl.exp2(m_i - mx)
+        w = a / (l_i * a + tl.exp2(sk - mx))
+    else:
+        w = 1.0 / tl.where(rm, l_i, 1.0)
+    y = tl.where(rm[:, None], acc * w[:, None], 0.0)
+    tl.store(out + head[:, None] * DV + dv[None, :], y, mask=rm[:, None] & (dv < DV)[None, :])
+    if QUANT:
+        NB: tl.constexpr = DVP // 32
+        b = tl.reshape(head[:, None] * NB + tl.arange(0, NB)[None, :], (BM * NB,))
+        ok = tl.reshape(rm[:, None] & (tl.arange(0, NB) >= 0)[None, :], (BM * NB,))
+        q8_store(tl.reshape(y, (BM * NB, 2, 4, 4)), b, 0, HQ * DV, ok, xq, xd, xs)
+
+
+@triton.jit
+def _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV: tl.constexpr, D: tl.constexpr, DV: tl.constexpr,
+           DP: tl.constexpr, DVP: tl.constexpr, BS: tl.constexpr, Q8: tl.constexpr, EVEN: tl.constexpr):
+    """The K tile (DP, BS) and V tile (BS, DVP) of cells s0 + [0, BS) (those past `end` read as 0) and their
+    positions (-1 past end), offset from the block's first cell in int32; EVEN (D = DP, DV = DVP): masks per
+    cell only."""
+    c = tl.arange(0, BS)
+    cm = s0 + c < end
+    dd = tl.arange(0, DP)
+    dv = tl.arange(0, DVP)
+    first = hk.to(tl.int64) + s0 * HKV  # int64: caches of billions of values
+    if Q8:
+        ch = (c * HKV).to(tl.int64) + first
+        kt = kvq8.load_cols(k, kd, ch, cm, D, DP // 32, tl.float16)
+        vt = kvq8.load_rows(v, vd, ch, cm, DV, DVP // 32, tl.float16)
+    else:
+        ko = (c * (HKV * D))[None, :] + dd[:, None]
+        vo = (c * (HKV * DV))[:, None] + dv[None, :]
+        if EVEN:
+            kt = tl.load(k + first * D + ko, mask=cm[None, :], other=0.0)
+            vt = tl.load(v + first * DV + vo, mask=cm[:, None], other=0.0)
+        else:
+            kt = tl.load(k + first * D + ko, mask=cm[None, :] & (dd < D)[:, None], other=0.0)
+            vt = tl.load(v + first * DV + vo, mask=cm[:, None] & (dv < DV)[None, :], other=0.0)
+    kp = tl.load(kv_pos + s0 + c, mask=cm, other=-1)
+    return kt, vt, kp
+
+
+@triton.jit
 def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, scale, cap, window, NSPLIT,
-                      qw, knew, kw, vnew, rc, slots, eps, mscale, kd, vd,
+                      qw, knew, kw, vnew, rc, slots, eps, mscale, kd, vd, sinks, out, xq, xd, xs, HQ,
                       R: tl.constexpr, D: tl.constexpr, DV: tl.constexpr, DP: tl.constexpr,
                       DVP: tl.constexpr, HKV: tl.constexpr, BM: tl.constexpr,
                       BS: tl.constexpr, SOFTCAP: tl.constexpr, KV16: tl.constexpr, EXACT: tl.constexpr,
                       ROPE: tl.constexpr = False, NDIMS: tl.constexpr = 0, NEOX: tl.constexpr = False,
                       QNORM: tl.constexpr = False, KNORM: tl.constexpr = False, FROM_POS: tl.constexpr = False,
-                      ONE: tl.constexpr = False, Q8: tl.constexpr = False):
+                      ONE: tl.constexpr = False, Q8: tl.constexpr = False, FINAL: tl.constexpr = False,
+                      HAS_SINK: tl.constexpr = False, QUANT: tl.constexpr = False):
     pid = tl.program_id(0)
     sp = tl.program_id(1)
     nrb = tl.cdiv(T * R, BM)
@@ -145,66 +272,31 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
     dd = tl.arange(0, DP)
     dv = tl.arange(0, DVP)
     if ROPE:
-        one = tl.full([1], 1, tl.int1)
-        if ONE:  # one token: its angles once, shared by the rows (and its key)
-            cs, sn = _rope_trig(q_pos, rc, tl.zeros([1], tl.int32), one, mscale, NDIMS, NEOX, DP)
-        else:
-            cs, sn = _rope_trig(q_pos, rc, t, rm, mscale, NDIMS, NEOX, DP)
-        qv = _rope_rows(q, qw, head, rm, D, eps, cs, sn, NDIMS, NEOX, QNORM, DP)
-        # the layer's new keys and values: each program writes those of the cells it reads (split 0 those
-        # past the extent), then reads them back after the barrier
-        for tt in range(0, T):
-            p = tl.load(q_pos + tt)
-            if FROM_POS:
-                cell = (p % S).to(tl.int64)
-            else:
-                cell = tl.load(slots + tt).to(tl.int64)
-            if ((cell >= start) & (cell < end)) | ((sp == 0) & (cell >= n_eff)):
-                t1 = tt + tl.zeros([1], tl.int32)
-                if ONE:
-                    kcs, ksn = cs, sn
-                else:
-                    kcs, ksn = _rope_trig(q_pos, rc, t1, one, mscale, NDIMS, NEOX, DP)
-                kr = _rope_rows(knew, kw, t1 * HKV + hk, one, D, eps, kcs, ksn, NDIMS, NEOX, KNORM, DP)
-                ch = cell * HKV + hk
-                if Q8:
-                    kvq8.store(tl.reshape(kr, (DP // 32, 32)), k + ch * D, kd + ch * (D // 32), D // 32, True,
-                               DP // 32)
-                    b = tl.arange(0, DVP // 32)[:, None] * 32 + tl.arange(0, 32)[None, :]
-                    vb = tl.load(vnew + (tt * HKV + hk) * DV + b, mask=b < DV, other=0.0)
-                    kvq8.store(vb, v + ch * DV, vd + ch * (DV // 32), DV // 32, True, DVP // 32)
-                else:
-                    tl.store(k + ch * D + dd[None, :], kr.to(k.dtype.element_ty), mask=(dd < D)[None, :])
-                    vv = tl.load(vnew + (tt * HKV + hk) * DV + dv, mask=dv < DV, other=0.0)
-                    tl.store(v + ch * DV + dv, vv.to(v.dtype.element_ty), mask=dv < DV)
-                tl.store(kv_pos + cell, p)
-        tl.debug_barrier()
+        qv = _rope_kv(q, k, v, q_pos, kv_pos, qw, knew, kw, vnew, rc, slots, eps, mscale, kd, vd, head, rm, t, hk, T,
+                      S, start, end, n_eff, D, DV, DP, DVP, HKV, NDIMS, NEOX, QNORM, KNORM, FROM_POS, ONE, Q8)
     else:
         qv = tl.load(q + head[:, None] * D + dd[None, :], mask=rm[:, None] & (dd < D)[None, :], other=0.0)
+    scale2 = scale * 1.4426950408889634  # scores in base 2
+    if not SOFTCAP:
+        qv = qv * scale2
     qh, ql = _operand(qv, KV16)
     m_i = tl.full([BM], NEG, tl.float32)
     l_i = tl.zeros([BM], tl.float32)
     acc = tl.zeros([BM, DVP], tl.float32)
     for s0 in range(start, end, BS):
-        cell = s0 + tl.arange(0, BS)
-        cm = cell < end
-        c64 = cell.to(tl.int64) * HKV + hk
-        if Q8:
-            kt = kvq8.load_cols(k, kd, c64, cm, D, DP // 32, tl.float16)
-            vt = kvq8.load_rows(v, vd, c64, cm, DV, DVP // 32, tl.float16)
-        else:
-            kt = tl.load(k + c64[None, :] * D + dd[:, None], mask=cm[None, :] & (dd < D)[:, None], other=0.0)
-            vt = tl.load(v + c64[:, None] * DV + dv[None, :], mask=cm[:, None] & (dv < DV)[None, :], other=0.0)
-        kp = tl.load(kv_pos + cell, mask=cm, other=-1)
+        kt, vt, kp = _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV, D, DV, DP, DVP, BS, Q8, D == DP and DV == DVP)
         s = _mma(qh, ql, kt, tl.zeros([BM, BS], tl.float32), KV16, EXACT)  # (BM, BS)
-        m_new, p, alpha, l_i = _softmax_step(s, kp, qp, m_i, l_i, scale, cap, window, SOFTCAP)
+        m_new, p, alpha, l_i = _softmax_step(s, kp, qp, m_i, l_i, scale2, cap, window, SOFTCAP, ONE)
         ph, pl = _operand(p, KV16)
         acc = _mma(ph, pl, vt, acc * alpha[:, None], KV16, EXACT)
         m_i = m_new
-    row = head * NSPLIT + sp
-    tl.store(m_out + row, m_i, mask=rm)
-    tl.store(l_out + row, l_i, mask=rm)
-    tl.store(o_out + row[:, None] * DV + dv[None, :], acc, mask=rm[:, None] & (dv < DV)[None, :])
+    if FINAL:
+        _finish(m_i, l_i, acc, head, rm, sinks, out, xq, xd, xs, HQ, BM, DV, DVP, HAS_SINK, QUANT)
+    else:
+        row = head * NSPLIT + sp
+        tl.store(m_out + row, m_i * 0.6931471805599453, mask=rm)  # natural-log units for the combine
+        tl.store(l_out + row, l_i, mask=rm)
+        tl.store(o_out + row[:, None] * DV + dv[None, :], acc, mask=rm[:, None] & (dv < DV)[None, :])
 
 
 @triton.jit
@@ -288,14 +380,19 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
                     FROM_POS=from_pos, ONE=t == 1)
     else:
         extra, meta = (q, q, q, q, q, q_pos, 0.0, 1.0), {}
+    final = nsplit == 1  # one split: it writes the output itself, no combine launch
+    xq, xd, xs = q8 if q8 is not None else (m, m, m)
+    snk = sinks if sinks is not None else m
     attn_split_kernel[(hkv * triton.cdiv(t * r, bm), nsplit)](
-        q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, *extra, kd, vd, R=r,
-        D=d, DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap), KV16=q8c or k.element_size() == 2,
-        EXACT=exact, Q8=q8c, num_warps=warps, num_stages=stages, **meta)
+        q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, *extra, kd, vd, snk,
+        out, xq, xd, xs, hq, R=r, D=d, DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap),
+        KV16=q8c or k.element_size() == 2, EXACT=exact, Q8=q8c, FINAL=final, HAS_SINK=sinks is not None,
+        QUANT=q8 is not None, num_warps=warps, num_stages=stages, **meta)
+    if final:
+        return
     nsp, dvp = max(2, triton.next_power_of_2(nsplit)), triton.next_power_of_2(dv)
     dc = combine_dims or (COMBINE_DIMS if dv % COMBINE_DIMS == 0 and nsp * dvp > COMBINE_WHOLE else dvp)
-    xq, xd, xs = q8 if q8 is not None else (m, m, m)
     attn_combine_kernel[(t * hq, triton.cdiv(dv, dc))](
-        m, l, o, sinks if sinks is not None else m, out, xq, xd, xs, hq, NSPLIT=nsplit, NSP=nsp, DV=dv, DC=dc,
+        m, l, o, snk, out, xq, xd, xs, hq, NSPLIT=nsplit, NSP=nsp, DV=dv, DC=dc,
         HAS_SINK=sinks is not None, CH=min(nsp, max(2, 4096 // dc)), QUANT=q8 is not None,
         num_warps=4 if nsp * dc >= 4096 else 1)

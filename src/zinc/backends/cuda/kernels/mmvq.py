@@ -58,7 +58,9 @@ def quantize_kernel(x, w, res, sum_out, out, xq, xd, xs, K, eps, NB: tl.constexp
     m4 = ok[:, None, None, None]
     row = t.to(tl.int64) * K
     v = tl.load(x + row + off, mask=m4, other=0.0)
-    if NORM:
+    if NORM:  # every load before the sum of squares: one memory round trip before the math
+        if HAS_W:
+            wv = tl.load(w + off, mask=m4, other=0.0)
         kk = tl.arange(0, KP)
         full = tl.load(x + row + kk, mask=kk < K, other=0.0)
         if HAS_RES:
@@ -68,7 +70,7 @@ def quantize_kernel(x, w, res, sum_out, out, xq, xd, xs, K, eps, NB: tl.constexp
         ms = tl.sum(full * full, axis=0) / K
         v = v * (1.0 / tl.sqrt(ms + eps))
         if HAS_W:
-            v = v * tl.load(w + off, mask=m4, other=0.0)
+            v = v * wv
         tl.store(out + row + off, v, mask=m4)
     q8_store(v, b, t, K, ok, xq, xd, xs)
 
