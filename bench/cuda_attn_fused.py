@@ -1,13 +1,14 @@
-"""The decode attention with the rope (one token, Qwen3-8B's shape) in two source trees and at several splits.
+"""The decode attention with the rope (one token, Qwen3-8B's shape) in two source trees and at several forms.
 
     python bench/cuda_attn_fused.py --old OLD_ATTENTION_PY [--out DIR]     (on a GPU)
 
-For each cache size (cells; the tokens in use just under it), each split count: a CUDA graph of 36 "layers" (their
+For each cache size (cells; the tokens in use just under it), each form: a CUDA graph of 36 "layers" (their
 own caches, queries, keys and values), each layer behind a 64 MB read so its cells come from memory as in a decode
 step (`cuda_mmvq_sweep.bench_us`); µs a layer is that less the reads' own time, over 36. The old tree's kernel
 (`--old`: a copy of kernels/attention.py to import beside this tree's) runs at its own splits; this tree's in
-every form of CASES (splits, cells a step, stages, warps; 1 split: the split program writes the output, no combine). Every form's output and cells
-are checked against the old form at that tree's default split. Prints a table; writes DIR/attn-fused.json.
+every form of CASES (splits, cells a step, stages, warps; 1 split: the split program writes the output, no
+combine). Every form's output and cells are checked against the old form at that tree's default split. Prints a
+table; writes DIR/attn-fused.json.
 """
 
 from __future__ import annotations

@@ -207,8 +207,7 @@ ATTN_CASES = [  # (mode, n_dims, Dh, Dv, Hq, Hk, T, norms, freq factors, window,
 def test_rope_qk_attention(ops, ref, monkeypatch, case, splits, cdt):
     """`rope_qk_attention` (the decode attention's split programs doing the norms, the rope and the KV write)
     against the NumPy backend's composition: the output and every cache cell, over several splits or one (which
-    writes the output itself), on f32 and f16 cells (one token: the new key and value from the registers, rounded
-    as the cells hold them)."""
+    writes the output itself), on f32 and f16 cells."""
     import zinc.backends.cuda.ops as cuda_ops
 
     mode, n_dims, Dh, Dv, Hq, Hk, T, norms, with_ff, window, cells = case

@@ -214,7 +214,7 @@ def _finish(m_i, l_i, acc, head, rm, sinks, out, xq, xd, xs, HQ, BM: tl.constexp
     if QUANT:
         NB: tl.constexpr = DVP // 32
         b = tl.reshape(head[:, None] * NB + tl.arange(0, NB)[None, :], (BM * NB,))
-        ok = tl.reshape(rm[:, None] & (tl.arange(0, NB) >= 0)[None, :], (BM * NB,))
+        ok = tl.reshape(tl.broadcast_to(rm[:, None], (BM, NB)), (BM * NB,))
         q8_store(tl.reshape(y, (BM * NB, 2, 4, 4)), b, 0, HQ * DV, ok, xq, xd, xs)
 
 
@@ -234,14 +234,13 @@ def _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV: tl.constexpr, D: tl.constexpr
         kt = kvq8.load_cols(k, kd, ch, cm, D, DP // 32, tl.float16)
         vt = kvq8.load_rows(v, vd, ch, cm, DV, DVP // 32, tl.float16)
     else:
-        ko = (c * (HKV * D))[None, :] + dd[:, None]
-        vo = (c * (HKV * DV))[:, None] + dv[None, :]
-        if EVEN:
-            kt = tl.load(k + first * D + ko, mask=cm[None, :], other=0.0)
-            vt = tl.load(v + first * DV + vo, mask=cm[:, None], other=0.0)
-        else:
-            kt = tl.load(k + first * D + ko, mask=cm[None, :] & (dd < D)[:, None], other=0.0)
-            vt = tl.load(v + first * DV + vo, mask=cm[:, None] & (dv < DV)[None, :], other=0.0)
+        km = cm[None, :]
+        vm = cm[:, None]
+        if not EVEN:
+            km = km & (dd < D)[:, None]
+            vm = vm & (dv < DV)[None, :]
+        kt = tl.load(k + first * D + (c * (HKV * D))[None, :] + dd[:, None], mask=km, other=0.0)
+        vt = tl.load(v + first * DV + (c * (HKV * DV))[:, None] + dv[None, :], mask=vm, other=0.0)
     kp = tl.load(kv_pos + s0 + c, mask=cm, other=-1)
     return kt, vt, kp
 
