@@ -27,7 +27,7 @@ from cuda_mmvq_sweep import bench_us  # noqa: E402
 
 from zinc.backends.cuda.kernels import attention as kattn  # noqa: E402
 from zinc.backends.cuda.kernels import mmvq  # noqa: E402
-from zinc.backends.cuda.ops import attention_split  # noqa: E402
+from zinc.backends.cuda.ops import attention_config  # noqa: E402
 
 LAYERS = 36
 CASES = [  # (cells, cells in use, this tree's forms: (splits, cells a step, stages, warps))
@@ -85,7 +85,7 @@ def main() -> int:
                                  nsplit=ns, bs=bs, stages=st, warps=w, exact=False, q8=q8[i],
                                  rope=(x["qw"], x["k"], x["kw"], x["v"], c, None, 1e-6, 1.0, D, True, True))
 
-        ns0, bs0 = attention_split(S)
+        ns0, bs0 = attention_config(S)[:2]
         # correctness: old at the default split vs every new form, on copies of one layer's cells
         base = {k: v.clone() for k, v in L[0].items()}
 

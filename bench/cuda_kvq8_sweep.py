@@ -21,7 +21,7 @@ from triton.testing import do_bench_cudagraph
 
 from zinc.backends.base import Q8Cells
 from zinc.backends.cuda.kernels import attention as kattn
-from zinc.backends.cuda.ops import attention_split
+from zinc.backends.cuda.ops import attention_config
 
 HQ, HKV, D, LAYERS = 32, 8, 128, 36
 
@@ -61,7 +61,7 @@ def main() -> None:
         q = torch.randn(1, HQ, D, device=dev, generator=g)
         q_pos = torch.tensor([n - 1], device=dev, dtype=torch.int32)
         out = torch.empty(1, HQ, D, device=dev)
-        ns0, bs0 = attention_split(cells)
+        ns0, bs0 = attention_config(cells)[:2]
         configs = [("f16", ns0, bs0, 3, 4)] + [("q8_0", *c) for c in itertools.product(
             (ns0, 2 * ns0, 4 * ns0), (64, 128), (2, 3), (4, 8))]
         for kind, ns, bs, st, wp in configs:

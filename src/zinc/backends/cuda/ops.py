@@ -61,7 +61,7 @@ STREAM_TYPES = frozenset({GGMLType.Q4_K, GGMLType.Q6_K})  # kernels/mmvs.py (als
 MMVQ_EXPERTS = TUNED_MATVEC | {GGMLType.MXFP4}  # expert types of mmvq.matvec_experts; others: generic
 DECODE_ATTN_MAX_ROWS = 16
 # decode attention: (caches of fewer cells than this, splits of the cells, cells per step of a split[, pipeline
-# stages[, warps]]); stages 3 and the warps of `kattn.tiles` where not given
+# stages[, warps]]); `kattn.STAGES` and the warps of `kattn.tiles` where not given
 # (H200: bench/cuda_attn_sweep.py; 2 splits under 256 cells: bench/cuda_attn_fused.py and tg128, session 22)
 ATTN_SPLITS = [(256, 2, 64), (2048, 8, 64), (8192, 16, 128), (1 << 62, 32, 64)]
 
@@ -69,12 +69,7 @@ ATTN_SPLITS = [(256, 2, 64), (2048, 8, 64), (8192, 16, 128), (1 << 62, 32, 64)]
 def attention_config(cells: int) -> tuple[int, int, int, int | None]:
     """(splits, cells per step, stages, warps or None) of the decode attention over a cache of `cells` cells."""
     _, splits, bs, *rest = next(r for r in ATTN_SPLITS if cells < r[0])
-    return splits, bs, rest[0] if rest else 3, rest[1] if len(rest) > 1 else None
-
-
-def attention_split(cells: int) -> tuple[int, int]:
-    """(splits, cells per step) of the decode attention over a cache of `cells` cells."""
-    return attention_config(cells)[:2]
+    return splits, bs, rest[0] if rest else kattn.STAGES, rest[1] if len(rest) > 1 else None
 
 
 class CudaOps(BaseOps):

@@ -43,6 +43,7 @@ SMEM_BUDGET = 160 * 1024  # bytes of K+V tiles in shared memory per program (sta
 # program (H200, Qwen3-8B, fresh processes: 32 splits of 128 dims, tg128@16384 375.4 -> 379.2; 8 splits, tg128 on
 # a 128-cell cache 496.2 -> 495.0, so short caches keep whole heads)
 COMBINE_WHOLE, COMBINE_DIMS = 2048, 32
+STAGES = 3  # software-pipeline stages of the split loop where the caller gives none (`tiles` may lower them)
 
 
 @triton.jit
@@ -351,7 +352,7 @@ def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, e
 
 def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: int, cap: float,
                      sinks, scratch, out, nsplit: int = 32, bs: int = 64, warps: int | None = None,
-                     stages: int = 3, exact: bool = True, q8=None, rope=None, combine_dims: int = 0) -> None:
+                     stages: int = STAGES, exact: bool = True, q8=None, rope=None, combine_dims: int = 0) -> None:
     """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32 (or `Q8Cells`); out (T, Hq, DV) f32;
     scratch: (m, l, o) of T * Hq * nsplit rows. bs, stages, warps: see `tiles`. q8: (xq, xd, xs) of
     `mmvq.q8_buffers(T, Hq * DV)` to also get the output on 8 bits (DV a power of two >= 32). combine_dims: the
