@@ -64,6 +64,11 @@ DECODE_ATTN_MAX_ROWS = 16
 # stages[, warps]]); `kattn.STAGES` and the warps of `kattn.tiles` where not given
 # (H200: bench/cuda_attn_sweep.py; 2 splits under 256 cells: bench/cuda_attn_fused.py and tg128, session 22)
 ATTN_SPLITS = [(256, 2, 64), (2048, 8, 64), (8192, 16, 128), (1 << 62, 32, 64)]
+# captured decode steps launch the quantize and streams-matvec kernels as programmatic dependent launches (compute
+# capability 9+): each lets the next launch at its start, and a matvec issues its first weight loads before it waits
+# (griddepcontrol) for the launch before it to finish. H100, Qwen3-8B: tg128 412.8 -> 428.6, @16384 302.2 -> 311.9
+# (bench/RESULTS.md, session 24); the decode attention's kernels as such launches too lost 3.4 tok/s, so they do not
+PDL = True
 
 
 def attention_config(cells: int) -> tuple[int, int, int, int | None]:
@@ -97,6 +102,7 @@ class CudaOps(BaseOps):
         self.graphs_enabled = graphs
         self.exact = bool(exact)
         self.capturing = False
+        self._sm90 = self.device.type == "cuda" and torch.cuda.get_device_capability(self.device)[0] >= 9
         self._rope: dict[tuple, tuple[torch.Tensor, float]] = {}
         self._graphs: Any = None
         self._qx: list[tuple] = []  # (x, its quantization) of the last QX_KEEP quantized matmul inputs
@@ -171,7 +177,7 @@ class CudaOps(BaseOps):
             kgm.matvec(x2, w.parts, int(w.ggml_type), w.rows, w.k, y)
         elif t <= MATVEC_MAX_ROWS:
             y = torch.empty((t, w.rows), dtype=torch.float32, device=self.device)
-            mmvq.matvec(self._quantized(x, x2), w.parts, int(w.ggml_type), w.rows, w.k, y)
+            mmvq.matvec(self._quantized(x, x2), w.parts, int(w.ggml_type), w.rows, w.k, y, pdl=self._pdl)
         elif self.exact:
             y = x2 @ self.dequantize(w, torch.float32).t()
         else:
@@ -188,7 +194,7 @@ class CudaOps(BaseOps):
             if x2.shape[0] <= MATVEC_MAX_ROWS:
                 ys = [torch.empty((x2.shape[0], w.rows), dtype=torch.float32, device=self.device) for w in ws]
                 if mmvq.matvec_pair(self._quantized(x, x2), *((w.parts, int(w.ggml_type), w.rows, w.k, y)
-                                                               for w, y in zip(ws, ys))):
+                                                               for w, y in zip(ws, ys)), pdl=self._pdl):
                     return [y.reshape(*lead, w.rows) for w, y in zip(ws, ys)]
         return [self.matmul(x, w) for w in ws]
 
@@ -199,7 +205,7 @@ class CudaOps(BaseOps):
         for hit in self._qx:
             if self._same_input(hit, x, x2):
                 return hit[1:]
-        q8 = mmvq.quantize_x(x2)
+        q8 = mmvq.quantize_x(x2, pdl=self._pdl)
         self._keep_q8(x, q8)
         return q8
 
@@ -336,7 +342,7 @@ class CudaOps(BaseOps):
         x = x.contiguous()
         out = torch.empty_like(x)
         if self._feeds_matvec(x):  # the norm also quantizes its output for the matvecs it feeds
-            self._keep_q8(out, mmvq.norm_quantize(x, w, float(eps), out))
+            self._keep_q8(out, mmvq.norm_quantize(x, w, float(eps), out, pdl=self._pdl))
         else:
             kel.rms_norm(x, w, float(eps), out)
         return out
@@ -345,10 +351,15 @@ class CudaOps(BaseOps):
         x, r = x.contiguous(), r.contiguous()
         s, out = torch.empty_like(x), torch.empty_like(x)
         if self._feeds_matvec(x):
-            self._keep_q8(out, mmvq.norm_quantize(x, w, float(eps), out, res=r, sum_out=s))
+            self._keep_q8(out, mmvq.norm_quantize(x, w, float(eps), out, res=r, sum_out=s, pdl=self._pdl))
         else:
             kel.rms_norm(x, w, float(eps), out, res=r, sum_out=s)
         return s, out
+
+    @property
+    def _pdl(self) -> tuple[int, int]:
+        """The (wait, trigger) of `mmvq` / `mmvs` launches: programmatic dependent launch in captured steps."""
+        return (1, 1) if self.capturing and PDL and self._sm90 else (0, 0)
 
     def _feeds_matvec(self, x) -> bool:
         """A (T, D) activation of a decode step: what the 8-bit-activation matvec reads."""
@@ -369,7 +380,7 @@ class CudaOps(BaseOps):
             kgm.q8_matvec(x2, w_gate.parts, w_gate.rows, w_gate.k, y, glu=(w_up.parts, kel.GLU_ACTS[act]))
             return y.reshape(*lead, w_gate.rows)
         mmvq.matvec(self._quantized(x, x2), w_gate.parts, int(w_gate.ggml_type), w_gate.rows, w_gate.k, y,
-                    glu=(w_up.parts, kel.GLU_ACTS[act]))
+                    glu=(w_up.parts, kel.GLU_ACTS[act]), pdl=self._pdl)
         return y.reshape(*lead, w_gate.rows)
 
     def glu(self, gate, up, act):

@@ -31,6 +31,7 @@ from __future__ import annotations
 import torch
 import triton
 import triton.language as tl
+from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
 
 from zinc.backends.cuda.kernels import mmvs
 from zinc.backends.cuda.kernels.elementwise import glu_act
@@ -40,7 +41,8 @@ from zinc.backends.cuda.kernels.quant import INTERPRETER_ROWS, e8m0_half
 
 @triton.jit
 def quantize_kernel(x, w, res, sum_out, out, xq, xd, xs, K, eps, NB: tl.constexpr, NORM: tl.constexpr,
-                    HAS_W: tl.constexpr, HAS_RES: tl.constexpr, KP: tl.constexpr):
+                    HAS_W: tl.constexpr, HAS_RES: tl.constexpr, KP: tl.constexpr, PDL: tl.constexpr = 0,
+                    TRIG: tl.constexpr = 0):
     """x (T, K) f32 -> xq (T, K/4) i32, xd (T, K/32, 2) f32 [d, d * sum of the block's q],
     xs (T, K/16) f32 (d * sum of q per 16 values); grid (cdiv(K/32, NB), T).
 
@@ -49,6 +51,10 @@ def quantize_kernel(x, w, res, sum_out, out, xq, xd, xs, K, eps, NB: tl.constexp
     program reads the whole row (KP >= K values, from L2 after the first) for the sum of squares
     and normalizes its own NB blocks, so a one-token row is spread over several programs."""
     t = tl.program_id(1)
+    if TRIG == 1:
+        gdc_launch_dependents()
+    if PDL:
+        gdc_wait()
     b = tl.program_id(0) * NB + tl.arange(0, NB)
     ok = b < K // 32
     h = tl.arange(0, 2)
@@ -73,6 +79,8 @@ def quantize_kernel(x, w, res, sum_out, out, xq, xd, xs, K, eps, NB: tl.constexp
             v = v * wv
         tl.store(out + row + off, v, mask=m4)
     q8_store(v, b, t, K, ok, xq, xd, xs)
+    if TRIG == 2:
+        gdc_launch_dependents()
 
 
 @triton.jit
@@ -103,12 +111,13 @@ def q8_buffers(t: int, k: int, device) -> tuple[torch.Tensor, torch.Tensor, torc
             torch.empty((t, k // 16), dtype=torch.float32, device=device))
 
 
-def quantize_x(x: torch.Tensor, nb: int = 2) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """x (T, K) f32 contiguous, K a multiple of 32 -> (xq, xd, xs) as `quantize_kernel` says."""
+def quantize_x(x: torch.Tensor, nb: int = 2, pdl: tuple = (0, 0)) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """x (T, K) f32 contiguous, K a multiple of 32 -> (xq, xd, xs) as `quantize_kernel` says. pdl: as a
+    programmatic dependent launch (`mmvs.pdl_options`; the programs wait before any load)."""
     t, k = x.shape
     xqt = q8_buffers(t, k, x.device)
     quantize_kernel[(triton.cdiv(k // 32, nb), t)](x, x, x, x, x, *xqt, k, 0.0, NB=nb, NORM=False, HAS_W=False,
-                                                   HAS_RES=False, KP=1, num_warps=1)
+                                                   HAS_RES=False, KP=1, num_warps=1, **mmvs.pdl_options(pdl, x))
     return xqt
 
 
@@ -120,9 +129,9 @@ NORM_BLOCKS, NORM_WARPS = 2, 2
 
 
 def norm_quantize(x: torch.Tensor, w, eps: float, out: torch.Tensor, res=None, sum_out=None,
-                  cfg: tuple[int, int] | None = None):
+                  cfg: tuple[int, int] | None = None, pdl: tuple = (0, 0)):
     """rms_norm of x (T, K) (+ res, stored to sum_out) (* w) into out, and out quantized (xq, xd, xs).
-    cfg: (blocks per program, warps) instead of the default."""
+    cfg: (blocks per program, warps) instead of the default; pdl as `quantize_x`."""
     t, k = x.shape
     xqt = q8_buffers(t, k, x.device)
     nb, nw = cfg or ((NORM_BLOCKS, NORM_WARPS) if k >= 1024 else (16, 1))
@@ -130,7 +139,7 @@ def norm_quantize(x: torch.Tensor, w, eps: float, out: torch.Tensor, res=None, s
     quantize_kernel[(triton.cdiv(k // 32, nb), t)](
         x, w if w is not None else x, res if res is not None else x, sum_out if sum_out is not None else x, out,
         *xqt, k, eps, NB=nb, NORM=True, HAS_W=w is not None, HAS_RES=res is not None,
-        KP=triton.next_power_of_2(k), num_warps=nw)
+        KP=triton.next_power_of_2(k), num_warps=nw, **mmvs.pdl_options(pdl, x))
     return xqt
 
 
@@ -345,18 +354,18 @@ def words(parts, qtype: int, streams: bool = False) -> tuple[torch.Tensor, ...]:
 
 
 def _streams(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple, glu: tuple | None,
-             experts: tuple | None = None, bias: tuple | None = None) -> bool:
+             experts: tuple | None = None, bias: tuple | None = None, pdl: tuple = (0, 0)) -> bool:
     """Run the rows-as-streams form (kernels/mmvs.py) if cfg is one of its configurations (R, units per
     thread, num_warps, 1, 1, 2[, U]), the same tuple for `matvec` and `matvec_experts`; False if it is not."""
     if len(cfg) < 6 or cfg[5] != 2:
         return False
     assert qtype in (12, 14) and not bias, "the rows-as-streams form takes Q4_K and Q6_K, without biases"
     mmvs.launch(xqt, words(parts, qtype, True), words(glu[0], qtype, True) if glu else None, qtype, n, k, out,
-                (cfg[0], cfg[1], cfg[2], cfg[6] if len(cfg) > 6 else 1), glu[1] if glu else -1, experts)
+                (cfg[0], cfg[1], cfg[2], cfg[6] if len(cfg) > 6 else 1), glu[1] if glu else -1, experts, pdl)
     return True
 
 
-def matvec_pair(xqt, first: tuple, second: tuple) -> bool:
+def matvec_pair(xqt, first: tuple, second: tuple, pdl: tuple = (0, 0)) -> bool:
     """Two weights of one input in one launch (`mmvs.launch_pair`): first, second = (parts, qtype, n, k, out).
     Where both take the rows-as-streams form with the same warps; else nothing runs and this returns False.
     Each runs its configuration's rows a program at one unit a thread, not unrolled: the kernel gets the
@@ -365,17 +374,18 @@ def matvec_pair(xqt, first: tuple, second: tuple) -> bool:
     if any(len(c) < 6 or c[5] != 2 for c in cfgs) or cfgs[0][2] != cfgs[1][2] or first[3] != second[3]:
         return False
     mmvs.launch_pair(xqt, *((words(p, q, True), q, n, o, (c[0], 1, c[2], 1))
-                            for (p, q, n, _, o), c in zip((first, second), cfgs)))
+                            for (p, q, n, _, o), c in zip((first, second), cfgs)), pdl=pdl)
     return True
 
 
 def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple | None = None,
-           glu: tuple | None = None) -> None:
+           glu: tuple | None = None, pdl: tuple = (0, 0)) -> None:
     """xqt = quantize_x(x) for x (T, K) -> out (T, N) f32. glu = (up weight's parts, activation code of
-    `elementwise.GLU_ACTS`): out = act(x . W) * (x . W_up)."""
+    `elementwise.GLU_ACTS`): out = act(x . W) * (x . W_up). pdl: the rows-as-streams form as a programmatic
+    dependent launch (`mmvs.pdl_options`)."""
     xq, xd, xs = xqt
     cfg = cfg or interpreted(config(qtype, n, k, glu is not None), n, xq)
-    if _streams(xqt, parts, qtype, n, k, out, cfg, glu):
+    if _streams(xqt, parts, qtype, n, k, out, cfg, glu, pdl=pdl):
         return
     bn, ng, nw, ks, *st = cfg
     a, b, c, d = words(parts, qtype)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import triton
 import triton.language as tl
+from triton.language.extra.cuda import gdc_launch_dependents
 
 from zinc.backends.cuda.kernels.elementwise import glu_act
 from zinc.backends.cuda.kernels.dot4 import M4, M30, dot4, in_range
@@ -119,12 +120,22 @@ def _q6k_dot(Wa, Wb, H, v, d, X0, X1, X2, X3, x0, x1, x2, x3, y0, y1, y2, y3, AS
 
 
 @triton.jit
+def gdc_wait_zero(x):
+    """griddepcontrol.wait (programmatic dependent launch: until the grid before this one has finished and its
+    writes are visible); returns 0, opaque to the compiler, for the addresses of the loads that must follow."""
+    return tl.inline_asm_elementwise("griddepcontrol.wait;\nmov.u32 $0, 0;", "=r,r", [x], dtype=tl.int32,
+                                     is_pure=False, pack=1)
+
+
+@triton.jit
 def _program(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, ES, UO, pid, t, QT: tl.constexpr,
              R: tl.constexpr, NP: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr, ACT: tl.constexpr,
-             U: tl.constexpr, EXPERTS: tl.constexpr):
+             U: tl.constexpr, EXPERTS: tl.constexpr, PDL: tl.constexpr = 0):
     """Program pid of column t: the R rows R * pid + [0, R) (`mmvs_kernel`). Each step loads its streams'
     weight words first, then the activations, then does the math (the weights-first order: replay of a
-    Qwen3-8B decode step 2,038 -> 2,013 us on the H200)."""
+    Qwen3-8B decode step 2,038 -> 2,013 us on the H200). PDL (on a GPU; `pdl_options`): the launch may start
+    before the one it follows has finished; the program waits for it (griddepcontrol.wait) after its first
+    step's weight loads (1) or before any load (2), and the activations' addresses take the wait's result."""
     base = pid * R
     if EXPERTS:
         roff = tl.load(ids + t).to(tl.int64) * ES
@@ -148,6 +159,9 @@ def _program(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, E
     acc1 = tl.zeros([NP], dtype=tl.float32)
     acc2 = tl.zeros([NP], dtype=tl.float32)
     acc3 = tl.zeros([NP], dtype=tl.float32)
+    z = pid * 0
+    if PDL == 2 and ASM:  # launched early: wait before any load
+        z = gdc_wait_zero(pid)
     for u0 in range(0, units, NP * U):
         for j in tl.static_range(U):
             p = u0 + j * NP + pr
@@ -157,6 +171,10 @@ def _program(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, E
             A1, B1, C1, D1, E1 = _wts(a, b, c, d, r1, p, w, ok, K, QT)
             A2, B2, C2, D2, E2 = _wts(a3, b3, c3, d3, q2, p, w, ok, K, QT)
             A3, B3, C3, D3, E3 = _wts(a3, b3, c3, d3, q3, p, w, ok, K, QT)
+            if PDL == 1 and ASM and j == 0:  # launched early: the first step's weights in flight, then wait
+                if u0 == 0:
+                    z = gdc_wait_zero(pid)
+            p = p + z
             if QT == 12:
                 XL, XH, xdl, xdh, xsl, xsh = _q4k_act(xq, xd, xs, p, w, ok)
                 acc0 += _q4k_dot(A0, D0, E0, XL, XH, xdl, xdh, xsl, xsh, ASM)
@@ -197,7 +215,8 @@ def _program(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, E
 def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, ES, UO, P1, N2, out2, so2,
                 QT: tl.constexpr, R: tl.constexpr, NP: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr,
                 ACT: tl.constexpr, U: tl.constexpr, EXPERTS: tl.constexpr, QT2: tl.constexpr = 0,
-                R2: tl.constexpr = 1, NP2: tl.constexpr = 32, EVEN2: tl.constexpr = False, U2: tl.constexpr = 1):
+                R2: tl.constexpr = 1, NP2: tl.constexpr = 32, EVEN2: tl.constexpr = False, U2: tl.constexpr = 1,
+                PDL: tl.constexpr = 0, TRIG: tl.constexpr = 0):
     """grid (cdiv(N, R), T): out[t, R*i + [0, R)] = W[rows] . x[t], R in (1, 2, 4); ACT >= 0 (R in (1, 2)):
     act(W . x) * (W2 . x), W2 (a2..d2) the up weight, its rows UO past the gate's. NP units per step, the loop
     unrolled U times. EXPERTS: program column t is a (token, slot) pair of a MoE selection: expert ids[t],
@@ -206,19 +225,23 @@ def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV
     from P1 on compute its rows into out2 (row stride so2) with their own R2, NP2, EVEN2, U2 (`launch_pair`)."""
     pid = tl.program_id(0)
     t = tl.program_id(1)
+    if TRIG == 1:
+        gdc_launch_dependents()
     if QT2 == 0:
         _program(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, ES, UO, pid, t, QT, R, NP, ASM,
-                 EVEN, ACT, U, EXPERTS)
+                 EVEN, ACT, U, EXPERTS, PDL)
     elif pid < P1:
         _program(xq, xd, xs, out, a, b, c, d, a, b, c, d, ids, N, K, so, 1, 0, 0, pid, t, QT, R, NP, ASM, EVEN, -1,
-                 U, False)
+                 U, False, PDL)
     else:
         _program(xq, xd, xs, out2, a2, b2, c2, d2, a2, b2, c2, d2, ids, N2, K, so2, 1, 0, 0, pid - P1, t, QT2, R2,
-                 NP2, ASM, EVEN2, -1, U2, False)
+                 NP2, ASM, EVEN2, -1, U2, False, PDL)
+    if TRIG == 2:
+        gdc_launch_dependents()
 
 
 def launch(xqt, wa: tuple, wb: tuple | None, qtype: int, n: int, k: int, out, cfg: tuple, act: int,
-           experts: tuple | None = None) -> None:
+           experts: tuple | None = None, pdl: tuple = (0, 0)) -> None:
     """out (T, n) = the rows of weight arrays wa (a, b, c, d; with wb and act >= 0 a GLU) times the 8-bit
     activations xqt; cfg = (R, units per thread, warps, U). experts = (ids (T, NSEL) int32, XDIV, expert
     rows ES, up rows offset UO): out (T, NSEL, n), pair p = (t, j) of expert ids[t, j] times x row p // XDIV."""
@@ -228,14 +251,25 @@ def launch(xqt, wa: tuple, wb: tuple | None, qtype: int, n: int, k: int, out, cf
     npu = 32 * nw * upt
     units = k_units(qtype, k)
     ids, xdiv, es, uo = experts if experts else (out, 1, 0, 0)
+    assert not (experts and pdl[0] == 1), "the experts' ids are read first: an early launch must wait before that"
     cols = ids.numel() if experts else xq.shape[0]
     mmvs_kernel[(triton.cdiv(n, r), cols)](
         xq, xd, xs, out, *wa, *(wb or wa), ids, n, k, n if experts else out.stride(0), xdiv, es, uo, 0, 0, out, 0,
         QT=qtype, R=r, NP=npu, ASM=xq.is_cuda, EVEN=units % (npu * u) == 0, ACT=act if wb else -1, U=u,
-        EXPERTS=experts is not None, num_warps=nw, num_stages=1)
+        EXPERTS=experts is not None, num_warps=nw, num_stages=1, **pdl_options(pdl, xq))
 
 
-def launch_pair(xqt, first: tuple, second: tuple) -> None:
+def pdl_options(pdl: tuple, x) -> dict:
+    """The launch options of a programmatic dependent launch (also `mmvq.quantize_kernel`'s) for pdl = (wait,
+    trigger) on a GPU: wait 0: a plain launch, else an early one whose programs wait for the launch before it
+    after their first weight loads (1; a quantize kernel: first) or before any load (2); trigger 1 / 2: the next
+    launch may start at the programs' start / end, 0: when they exit. A launch that reads anything but weights
+    before its wait (the experts' ids) must wait before any load."""
+    wait, trig = pdl if x.is_cuda else (0, 0)
+    return dict(PDL=wait, TRIG=trig, launch_pdl=wait > 0) if wait or trig else {}
+
+
+def launch_pair(xqt, first: tuple, second: tuple, pdl: tuple = (0, 0)) -> None:
     """Two weights of one input in one launch: first, second = (weight arrays, qtype, n, out (T, n), cfg), each
     cfg (R, units per thread, warps, U) of `launch` (no GLU); the warps must agree."""
     xq, xd, xs = xqt
@@ -247,7 +281,8 @@ def launch_pair(xqt, first: tuple, second: tuple) -> None:
     mmvs_kernel[(p1 + triton.cdiv(nb, cb[0]), xq.shape[0])](
         xq, xd, xs, oa, *wa, *wb, xq, na, xq.shape[1] * 4, oa.stride(0), 1, 0, 0, p1, nb, ob, ob.stride(0),
         QT=qa, R=ca[0], NP=npa, ASM=xq.is_cuda, EVEN=ua % (npa * ca[3]) == 0, ACT=-1, U=ca[3], EXPERTS=False,
-        QT2=qb, R2=cb[0], NP2=npb, EVEN2=ub % (npb * cb[3]) == 0, U2=cb[3], num_warps=ca[2], num_stages=1)
+        QT2=qb, R2=cb[0], NP2=npb, EVEN2=ub % (npb * cb[3]) == 0, U2=cb[3], num_warps=ca[2], num_stages=1,
+        **pdl_options(pdl, xq))
 
 
 def k_units(qtype: int, k: int) -> int:
