@@ -71,6 +71,15 @@ ATTN_SPLITS = [(256, 2, 64), (2048, 8, 64), (8192, 16, 128), (1 << 62, 32, 64)]
 PDL = True
 
 
+def _triton_launches_pdl() -> bool:
+    """Whether this Triton has the `launch_pdl` launch option (programmatic dependent launch; `PDL`)."""
+    try:
+        from triton.backends.nvidia.compiler import CUDAOptions
+    except ImportError:
+        return False
+    return "launch_pdl" in getattr(CUDAOptions, "__dataclass_fields__", {})
+
+
 def attention_config(cells: int) -> tuple[int, int, int, int | None]:
     """(splits, cells per step, stages, warps or None) of the decode attention over a cache of `cells` cells."""
     _, splits, bs, *rest = next(r for r in ATTN_SPLITS if cells < r[0])
@@ -102,7 +111,8 @@ class CudaOps(BaseOps):
         self.graphs_enabled = graphs
         self.exact = bool(exact)
         self.capturing = False
-        self._sm90 = self.device.type == "cuda" and torch.cuda.get_device_capability(self.device)[0] >= 9
+        self._pdl_ok = (self.device.type == "cuda" and torch.cuda.get_device_capability(self.device)[0] >= 9
+                        and _triton_launches_pdl())
         self._rope: dict[tuple, tuple[torch.Tensor, float]] = {}
         self._graphs: Any = None
         self._qx: list[tuple] = []  # (x, its quantization) of the last QX_KEEP quantized matmul inputs
@@ -359,7 +369,7 @@ class CudaOps(BaseOps):
     @property
     def _pdl(self) -> tuple[int, int]:
         """The (wait, trigger) of `mmvq` / `mmvs` launches: programmatic dependent launch in captured steps."""
-        return (1, 1) if self.capturing and PDL and self._sm90 else (0, 0)
+        return (1, 1) if self.capturing and PDL and self._pdl_ok else (0, 0)
 
     def _feeds_matvec(self, x) -> bool:
         """A (T, D) activation of a decode step: what the 8-bit-activation matvec reads."""

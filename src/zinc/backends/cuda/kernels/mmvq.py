@@ -31,7 +31,6 @@ from __future__ import annotations
 import torch
 import triton
 import triton.language as tl
-from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
 
 from zinc.backends.cuda.kernels import mmvs
 from zinc.backends.cuda.kernels.elementwise import glu_act
@@ -51,10 +50,10 @@ def quantize_kernel(x, w, res, sum_out, out, xq, xd, xs, K, eps, NB: tl.constexp
     program reads the whole row (KP >= K values, from L2 after the first) for the sum of squares
     and normalizes its own NB blocks, so a one-token row is spread over several programs."""
     t = tl.program_id(1)
-    if TRIG == 1:
-        gdc_launch_dependents()
+    if TRIG == 1:  # a programmatic dependent launch (`mmvs.pdl_options`)
+        mmvs.gdc_trigger(t)
     if PDL:
-        gdc_wait()
+        mmvs.gdc_wait_zero(t)
     b = tl.program_id(0) * NB + tl.arange(0, NB)
     ok = b < K // 32
     h = tl.arange(0, 2)
@@ -80,7 +79,7 @@ def quantize_kernel(x, w, res, sum_out, out, xq, xd, xs, K, eps, NB: tl.constexp
         tl.store(out + row + off, v, mask=m4)
     q8_store(v, b, t, K, ok, xq, xd, xs)
     if TRIG == 2:
-        gdc_launch_dependents()
+        mmvs.gdc_trigger(t)
 
 
 @triton.jit

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import triton
 import triton.language as tl
-from triton.language.extra.cuda import gdc_launch_dependents
 
 from zinc.backends.cuda.kernels.elementwise import glu_act
 from zinc.backends.cuda.kernels.dot4 import M4, M30, dot4, in_range
@@ -122,9 +121,17 @@ def _q6k_dot(Wa, Wb, H, v, d, X0, X1, X2, X3, x0, x1, x2, x3, y0, y1, y2, y3, AS
 @triton.jit
 def gdc_wait_zero(x):
     """griddepcontrol.wait (programmatic dependent launch: until the grid before this one has finished and its
-    writes are visible); returns 0, opaque to the compiler, for the addresses of the loads that must follow."""
+    writes are visible); returns 0, opaque to the compiler, for the addresses of the loads that must follow.
+    (Inline PTX rather than triton.language.extra.cuda's, which older Tritons lack.)"""
     return tl.inline_asm_elementwise("griddepcontrol.wait;\nmov.u32 $0, 0;", "=r,r", [x], dtype=tl.int32,
                                      is_pure=False, pack=1)
+
+
+@triton.jit
+def gdc_trigger(x):
+    """griddepcontrol.launch_dependents: the programmatic dependent launch after this one may start."""
+    tl.inline_asm_elementwise("griddepcontrol.launch_dependents;\nmov.u32 $0, 0;", "=r,r", [x], dtype=tl.int32,
+                              is_pure=False, pack=1)
 
 
 @triton.jit
@@ -226,7 +233,7 @@ def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV
     pid = tl.program_id(0)
     t = tl.program_id(1)
     if TRIG == 1:
-        gdc_launch_dependents()
+        gdc_trigger(pid)
     if QT2 == 0:
         _program(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, ES, UO, pid, t, QT, R, NP, ASM,
                  EVEN, ACT, U, EXPERTS, PDL)
@@ -237,7 +244,7 @@ def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV
         _program(xq, xd, xs, out2, a2, b2, c2, d2, a2, b2, c2, d2, ids, N2, K, so2, 1, 0, 0, pid - P1, t, QT2, R2,
                  NP2, ASM, EVEN2, -1, U2, False, PDL)
     if TRIG == 2:
-        gdc_launch_dependents()
+        gdc_trigger(pid)
 
 
 def launch(xqt, wa: tuple, wb: tuple | None, qtype: int, n: int, k: int, out, cfg: tuple, act: int,
