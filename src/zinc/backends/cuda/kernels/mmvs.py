@@ -144,8 +144,11 @@ def _program(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, E
     before the one it follows has finished; the program waits for it (griddepcontrol.wait) after its first
     step's weight loads (1) or before any load (2), and the activations' addresses take the wait's result."""
     base = pid * R
+    z = pid * 0  # 0; with PDL the wait's result, which the loads after the wait take in their addresses
+    if PDL == 2 and ASM:  # launched early: wait before any load (the experts' ids too)
+        z = gdc_wait_zero(pid)
     if EXPERTS:
-        roff = tl.load(ids + t).to(tl.int64) * ES
+        roff = tl.load(ids + t + z).to(tl.int64) * ES
         xr = t // XDIV
     else:
         roff = 0
@@ -166,9 +169,6 @@ def _program(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, E
     acc1 = tl.zeros([NP], dtype=tl.float32)
     acc2 = tl.zeros([NP], dtype=tl.float32)
     acc3 = tl.zeros([NP], dtype=tl.float32)
-    z = pid * 0
-    if PDL == 2 and ASM:  # launched early: wait before any load
-        z = gdc_wait_zero(pid)
     for u0 in range(0, units, NP * U):
         for j in tl.static_range(U):
             p = u0 + j * NP + pr
