@@ -9,7 +9,8 @@ three times after an untimed one, and the GPU time of the captured greedy step (
 line; writes DIR/tree-NAME.json and the logits as DIR/tree-NAME.npz. --compare prints, per step, the largest logit
 difference relative to the largest logit, and whether the argmax agrees (a synthetic model's top two are often
 within rounding of each other, so its greedy tokens may part where the logits agree to f32 rounding).
---set NAME=VALUE sets a constant of `zinc.backends.cuda.ops` first (variants of one tree; VALUE a Python literal, e.g.
+--set NAME=VALUE sets a constant of `zinc.backends.cuda.ops` (or MODULE.NAME of `zinc.backends.cuda.kernels.MODULE`)
+first (variants of one tree; VALUE a Python literal, e.g.
 ATTN_SPLITS=[(256,1,64),(4611686018427387904,32,64)]). --depth D adds tg128 on a cache holding D random tokens
 (D + 128 cells, rolled back to D before each run).
 """
@@ -62,10 +63,14 @@ def main() -> None:
     from zinc.api import load
     from zinc.backends.cuda import ops
 
+    import importlib
+
     for kv in a.set:
-        name, value = kv.split("=")
-        assert hasattr(ops, name), name
-        setattr(ops, name, ast.literal_eval(value))
+        name, value = kv.split("=", 1)
+        mod, _, name = name.rpartition(".")
+        mod = importlib.import_module(f"zinc.backends.cuda.kernels.{mod}") if mod else ops
+        assert hasattr(mod, name), name
+        setattr(mod, name, ast.literal_eval(value))
     m = load(a.model, backend="cuda", n_ctx=max(256, a.depth + 128))
     ids = [int(i) for i in np.random.default_rng(0).integers(0, m.n_vocab, 32)]
     cache = m.new_cache(128)

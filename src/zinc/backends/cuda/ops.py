@@ -69,6 +69,10 @@ ATTN_SPLITS = [(256, 2, 64), (2048, 8, 64), (8192, 16, 128), (1 << 62, 32, 64)]
 # (griddepcontrol) for the launch before it to finish. H100, Qwen3-8B: tg128 412.8 -> 428.6, @16384 302.2 -> 311.9
 # (bench/RESULTS.md, session 24); the decode attention's kernels as such launches too lost 3.4 tok/s, so they do not
 PDL = True
+# (wait, trigger) of the decode attention's split and combine launches where PDL applies (`kattn.decode_attention`):
+# both launch plainly, the combine lets the output projection launch at its start (H100, Qwen3-8B: replay 2,318 ->
+# 2,310 us; the split launched early, with or without its trigger, 2,327-2,356 us: bench/RESULTS.md, session 25)
+ATTN_PDL = ((0, 0), (0, 1))
 
 
 def _triton_launches_pdl() -> bool:
@@ -503,7 +507,8 @@ class CudaOps(BaseOps):
         if not self.exact and T <= MATVEC_MAX_ROWS and dv >= 32 and dv & (dv - 1) == 0:
             q8 = mmvq.q8_buffers(T, Hq * dv, self.device)
         kattn.decode_attention(q.contiguous(), k, v, q_pos, kv_pos, n, float(kq_scale), int(window), float(softcap),
-                               sinks, scratch, out, nsplit=nsplit, bs=bs, stages=stages, warps=warps, q8=q8, rope=rope)
+                               sinks, scratch, out, nsplit=nsplit, bs=bs, stages=stages, warps=warps, q8=q8, rope=rope,
+                               pdl=ATTN_PDL if self._pdl[0] else ((0, 0), (0, 0)))
         if q8 is not None:
             self._keep_q8(out, q8)
         return out

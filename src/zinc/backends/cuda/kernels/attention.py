@@ -36,6 +36,7 @@ from zinc.backends.base import Q8Cells
 from zinc.backends.cuda.kernels import kvq8
 from zinc.backends.cuda.kernels.elementwise import cos_sin
 from zinc.backends.cuda.kernels.mmvq import q8_store
+from zinc.backends.cuda.kernels.mmvs import gdc_trigger, gdc_wait_zero, pdl_options
 
 NEG = tl.constexpr(-1.0e30)
 SMEM_BUDGET = 160 * 1024  # bytes of K+V tiles in shared memory per program (stages - 1 buffers)
@@ -255,9 +256,17 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
                       ROPE: tl.constexpr = False, NDIMS: tl.constexpr = 0, NEOX: tl.constexpr = False,
                       QNORM: tl.constexpr = False, KNORM: tl.constexpr = False, FROM_POS: tl.constexpr = False,
                       ONE: tl.constexpr = False, Q8: tl.constexpr = False, FINAL: tl.constexpr = False,
-                      HAS_SINK: tl.constexpr = False, QUANT: tl.constexpr = False):
+                      HAS_SINK: tl.constexpr = False, QUANT: tl.constexpr = False, PDL: tl.constexpr = 0,
+                      TRIG: tl.constexpr = 0):
     pid = tl.program_id(0)
     sp = tl.program_id(1)
+    if TRIG == 1:  # a programmatic dependent launch (`mmvs.pdl_options`): the next launch may start now
+        gdc_trigger(pid)
+    if PDL:  # launched early: wait before any load (every address below takes the wait's 0)
+        z = gdc_wait_zero(pid)
+        pid += z
+        sp += z
+        T += z
     nrb = tl.cdiv(T * R, BM)
     hk = pid // nrb
     i = (pid % nrb) * BM + tl.arange(0, BM)  # row t * R + r of this KV head
@@ -297,18 +306,26 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
         tl.store(m_out + row, m_i * 0.6931471805599453, mask=rm)  # natural-log units for the combine
         tl.store(l_out + row, l_i, mask=rm)
         tl.store(o_out + row[:, None] * DV + dv[None, :], acc, mask=rm[:, None] & (dv < DV)[None, :])
+    if TRIG == 2:
+        gdc_trigger(pid)
 
 
 @triton.jit
 def attn_combine_kernel(m_in, l_in, o_in, sinks, out, xq, xd, xs, HQ, NSPLIT: tl.constexpr, NSP: tl.constexpr,
                         DV: tl.constexpr, DC: tl.constexpr, HAS_SINK: tl.constexpr, CH: tl.constexpr,
-                        QUANT: tl.constexpr):
+                        QUANT: tl.constexpr, PDL: tl.constexpr = 0, TRIG: tl.constexpr = 0):
     """Dims c * DC + [0, DC) of one output row (grid (T * HQ, cdiv(DV, DC))): the max over the NSP (>= NSPLIT)
     splits' maxima, then their outputs CH at a time. With QUANT (DC a multiple of 32 dividing DV) those dims are
     also written on 8 bits for the output projection's matvec: their blocks of the (T, HQ * DV) activation row t
     (`mmvq.q8_store`)."""
     row = tl.program_id(0)  # t * HQ + h
     c = tl.program_id(1)
+    if TRIG == 1:  # as the split kernel's
+        gdc_trigger(row)
+    if PDL:
+        z = gdc_wait_zero(row)
+        row += z
+        c += z
     sp = tl.arange(0, NSP)
     sm = sp < NSPLIT
     dv = c * DC + tl.arange(0, DC)
@@ -335,6 +352,8 @@ def attn_combine_kernel(m_in, l_in, o_in, sinks, out, xq, xd, xs, HQ, NSPLIT: tl
     if QUANT:
         b = (row % HQ) * (DV // 32) + c * (DC // 32) + tl.arange(0, DC // 32)
         q8_store(tl.reshape(y, (DC // 32, 2, 4, 4)), b, row // HQ, HQ * DV, b >= 0, xq, xd, xs)
+    if TRIG == 2:
+        gdc_trigger(row)
 
 
 def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, esize: int) -> tuple[int, ...]:
@@ -352,7 +371,8 @@ def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, e
 
 def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: int, cap: float,
                      sinks, scratch, out, nsplit: int = 32, bs: int = 64, warps: int | None = None,
-                     stages: int = STAGES, exact: bool = True, q8=None, rope=None, combine_dims: int = 0) -> None:
+                     stages: int = STAGES, exact: bool = True, q8=None, rope=None, combine_dims: int = 0,
+                     pdl: tuple = ((0, 0), (0, 0))) -> None:
     """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32 (or `Q8Cells`); out (T, Hq, DV) f32;
     scratch: (m, l, o) of T * Hq * nsplit rows. bs, stages, warps: see `tiles`. q8: (xq, xd, xs) of
     `mmvq.q8_buffers(T, Hq * DV)` to also get the output on 8 bits (DV a power of two >= 32). combine_dims: the
@@ -363,7 +383,10 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
     rotated and the layer's new keys and values are not yet in the cache; the split programs do what
     `elementwise.rope_qk` does (per-head norms when the weights are given, rope with angles q_pos * c,
     k_new (T, Hkv, D) rotated and v_new (T, Hkv, DV) into the cells slots, or q_pos % S with from_pos)
-    before they attend: one launch fewer per layer."""
+    before they attend: one launch fewer per layer.
+
+    pdl: the (wait, trigger) of the split and of the combine launch as programmatic dependent launches
+    (`mmvs.pdl_options`; a program launched early waits before any load)."""
     t, hq, d = q.shape
     s, hkv, dv = v.shape
     r = hq // hkv
@@ -387,7 +410,7 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
         q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, *extra, kd, vd, snk,
         out, xq, xd, xs, hq, R=r, D=d, DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap),
         KV16=q8c or k.element_size() == 2, EXACT=exact, Q8=q8c, FINAL=final, HAS_SINK=sinks is not None,
-        QUANT=q8 is not None, num_warps=warps, num_stages=stages, **meta)
+        QUANT=q8 is not None, num_warps=warps, num_stages=stages, **meta, **pdl_options(pdl[0], q))
     if final:
         return
     nsp, dvp = max(2, triton.next_power_of_2(nsplit)), triton.next_power_of_2(dv)
@@ -395,4 +418,4 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
     attn_combine_kernel[(t * hq, triton.cdiv(dv, dc))](
         m, l, o, snk, out, xq, xd, xs, hq, NSPLIT=nsplit, NSP=nsp, DV=dv, DC=dc,
         HAS_SINK=sinks is not None, CH=min(nsp, max(2, 4096 // dc)), QUANT=q8 is not None,
-        num_warps=4 if nsp * dc >= 4096 else 1)
+        num_warps=4 if nsp * dc >= 4096 else 1, **pdl_options(pdl[1], q))

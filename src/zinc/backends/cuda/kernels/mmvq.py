@@ -110,10 +110,12 @@ def q8_buffers(t: int, k: int, device) -> tuple[torch.Tensor, torch.Tensor, torc
             torch.empty((t, k // 16), dtype=torch.float32, device=device))
 
 
-def quantize_x(x: torch.Tensor, nb: int = 2, pdl: tuple = (0, 0)) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def quantize_x(x: torch.Tensor, nb: int = 0, pdl: tuple = (0, 0)) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """x (T, K) f32 contiguous, K a multiple of 32 -> (xq, xd, xs) as `quantize_kernel` says. pdl: as a
-    programmatic dependent launch (`mmvs.pdl_options`; the programs wait before any load)."""
+    programmatic dependent launch (`mmvs.pdl_options`; the programs wait before any load). nb: blocks a program
+    (QX_BLOCKS where 0)."""
     t, k = x.shape
+    nb = nb or QX_BLOCKS
     xqt = q8_buffers(t, k, x.device)
     quantize_kernel[(triton.cdiv(k // 32, nb), t)](x, x, x, x, x, *xqt, k, 0.0, NB=nb, NORM=False, HAS_W=False,
                                                    HAS_RES=False, KP=1, num_warps=1, **mmvs.pdl_options(pdl, x))
@@ -123,8 +125,11 @@ def quantize_x(x: torch.Tensor, nb: int = 2, pdl: tuple = (0, 0)) -> tuple[torch
 # blocks of 32 values each program of `norm_quantize` normalizes and quantizes, and its warps (rows of 1024 or
 # more; fewer: 16 blocks (at most the row), one warp). H200, one 4096-wide row in a graph
 # (bench/cuda_quant_sweep.py): 2 blocks, 2 warps 2.31 us; 16 blocks, 4 warps 2.55; quantize_x 12288 wide:
-# 2 blocks, 1 warp 1.55 us, 8 blocks, 2 warps 1.73. An empty kernel costs 0.54 us there.
-NORM_BLOCKS, NORM_WARPS = 2, 2
+# 2 blocks, 1 warp 1.55 us, 8 blocks, 2 warps 1.73. An empty kernel costs 0.54 us there. In the decode step as
+# programmatic dependent launches (H100, Qwen3-8B, replay of the step): 2 blocks, 2 warps 2,312.7 us; 1 block,
+# 1 / 2 / 4 warps 2,329.7 / 2,305.8 / 2,292.4 (bench/RESULTS.md, session 25).
+NORM_BLOCKS, NORM_WARPS = 1, 4
+QX_BLOCKS = 2  # blocks of 32 values a `quantize_x` program quantizes (one warp)
 
 
 def norm_quantize(x: torch.Tensor, w, eps: float, out: torch.Tensor, res=None, sum_out=None,
