@@ -156,7 +156,7 @@ DECODE = [(1, 6, 2, 24, 24, 53, 41, 0, 0.0, False, np.float16, 4, 16, True, Fals
           (2, 6, 2, 24, 24, 37, 37, 9, 0.0, True, np.float32, 1, 16, True, True)]
 
 
-def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit, bs, exact):
+def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit, bs, exact, full_loop=False):
     """`decode_attention` on fresh torch tensors, returning a NumPy (T, Hq, DV)."""
     from zinc.backends.cuda.kernels import attention as kattn
 
@@ -167,7 +167,8 @@ def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit,
     scratch = (torch.empty(T * Hq * nsplit, device=DEVICE), torch.empty(T * Hq * nsplit, device=DEVICE),
                torch.empty((T * Hq * nsplit, dv), device=DEVICE))
     kattn.decode_attention(dev(q), dev(k), dev(v), dev(q_pos), dev(kv_pos), n, scale, window, cap,
-                           None if sinks is None else dev(sinks), scratch, out, nsplit=nsplit, bs=bs, exact=exact)
+                           None if sinks is None else dev(sinks), scratch, out, nsplit=nsplit, bs=bs, exact=exact,
+                           full_loop=full_loop)
     return out.cpu().numpy()
 
 
@@ -190,8 +191,9 @@ def test_decode_attention_kernel(ref, case):
     q = (2 * rng.standard_normal((T, Hq, D))).astype(np.float32)
     snk = rng.standard_normal(Hq).astype(np.float32) if sinks else None
     want = ref.attention(q, k, v, q_pos, kv_pos, n_kv, 0.3, window=window, softcap=cap, sinks=snk)
-    for n in (n_kv, S):  # a captured graph passes every cell: the extent then comes from q_pos
-        got = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, exact)
+    # a captured graph passes every cell (the extent then comes from q_pos); full_loop: whole blocks unmasked
+    for n, full_loop in ((n_kv, False), (S, False), (S, True)):
+        got = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, exact, full_loop)
         assert got.shape == want.shape and rel(got, want) < (1e-5 if exact else 2e-3)
 
 

@@ -6,7 +6,10 @@
 For each (family, file type) it writes the tiny random model, runs it on `CudaOps` with CUDA graphs
 on (a 20-token prefill, then 20 single-token decode steps, which replay a captured graph) and on
 `CpuOps` (teacher-forced logits of the same 40 tokens), and prints one table row: argmax agreement
-where the reference's top-1/top-2 margin is >= 0.05, mean KL (all positions, and decode steps only),
+where the reference's top-1/top-2 margin is >= 0.05 and, in a mixture of experts, no layer's routing of that
+position is a near tie (its k-th and (k+1)-th router logits within ROUTE_TIE: f16 or 8-bit activations may pick
+the other expert, as the NumPy backend does on such rounded activations), mean KL (all positions, and decode
+steps only),
 the number of graph captures, and ok/FAIL (agreement 1.0 and mean KL <= 1e-3). The rows also go to
 DIR/check_families.json. Exits 1 when any row fails. --kv-type sets both backends' KV cells (default: f16 on
 CUDA against f32 on the CPU; q8_0: both q8_0, the same quantized cells).
@@ -28,6 +31,10 @@ FAMILIES = ["qwen3-tiny", "llama3-tiny", "qwen3moe-tiny", "qwen35-tiny", "qwen35
             "gemma4-tiny", "gemma4moe-tiny", "gpt-oss-tiny"]
 FTYPES = ["F16", "Q8_0", "Q4_K_M", "Q6_K", "Q5_K_M", "Q4_0", "Q5_0", "MXFP4_MOE"]
 N_PREFILL, N_DECODE = 20, 20
+# a position whose reference routing has a top-k boundary gap below this (router logits) in some layer is no sure
+# argmax: gemma4moe-tiny Q5_K_M's position 18 (gap 0.0028 in layer 2) flips two experts, and its argmax, with the
+# activations rounded to f16 in the NumPy backend as the CUDA prefill's GEMMs round them (bench/RESULTS.md, session 25)
+ROUTE_TIE = 0.005
 
 
 def applies(family: str, ftype: str) -> bool:
@@ -37,9 +44,26 @@ def applies(family: str, ftype: str) -> bool:
     return ftype != "MXFP4_MOE" or get_preset(family).n_expert > 0
 
 
+def _route_gaps():
+    """A NumPy backend that keeps, per row of its router calls, the smallest gap between the k-th and (k+1)-th
+    router logits over its layers (`gaps`, None without experts): how near a tie each position's routing was."""
+    from zinc.backends.cpu import CpuOps
+
+    class RouteGaps(CpuOps):
+        gaps: np.ndarray | None = None
+
+        def router_topk(self, logits, k, *args):
+            if logits.shape[-1] > k:
+                top = -np.sort(-np.asarray(logits, np.float32), axis=-1)
+                g = top[:, k - 1] - top[:, k]
+                self.gaps = g if self.gaps is None else np.minimum(self.gaps, g)
+            return super().router_topk(logits, k, *args)
+
+    return RouteGaps
+
+
 def check_one(family: str, ftype: str, tmp: Path, device: str = "cuda", kv_type: str | None = None) -> dict:
     from zinc.api import load
-    from zinc.backends.cpu import CpuOps
     from zinc.backends.cuda.ops import CudaOps
     from zinc.testing.compare import argmax_misses, compare_logits
     from zinc.synth import write_model
@@ -48,22 +72,29 @@ def check_one(family: str, ftype: str, tmp: Path, device: str = "cuda", kv_type:
     write_model(str(path), family, ftype=ftype, seed=1)
     n = N_PREFILL + N_DECODE
     kv = {"kv_dtype": kv_type} if kv_type else {}
-    ref_model = load(path, backend=CpuOps(**kv), n_ctx=64)
+    ref_ops = _route_gaps()(**kv)
+    ref_model = load(path, backend=ref_ops, n_ctx=64)
     ids = [int(i) for i in np.random.default_rng(2).integers(0, ref_model.n_vocab, n)]
     ref = ref_model.logits(ids)
+    ties = None
+    if ref_ops.gaps is not None:
+        if ref_ops.gaps.shape != (n,):
+            raise RuntimeError(f"{family}: router gaps of {ref_ops.gaps.shape} rows for {n} positions")
+        ties = ref_ops.gaps < ROUTE_TIE
     m = load(path, backend=CudaOps(device=device, graphs=True, **kv), n_ctx=64)
     cache = m.new_cache(64)
     t0 = time.perf_counter()
     steps = [m.forward(ids[:N_PREFILL], cache)] + [m.forward([t], cache) for t in ids[N_PREFILL:]]
     got = np.concatenate(steps)
     wall = time.perf_counter() - t0
-    full = compare_logits(got, ref)
-    dec = compare_logits(got[N_PREFILL:], ref[N_PREFILL:])
+    full = compare_logits(got, ref, exclude=ties)
+    dec = compare_logits(got[N_PREFILL:], ref[N_PREFILL:], exclude=None if ties is None else ties[N_PREFILL:])
     graphs = m.ops._graphs.captures if m.ops._graphs is not None else 0
     ok = full["argmax_agree"] == 1.0 and full["mean_kl"] <= 1e-3 and dec["mean_kl"] <= 1e-3
     return {"family": family, "ftype": ftype, "kv_type": m.ops.kv_dtype, "argmax_agree": full["argmax_agree"], "n_sure": full["n_sure"],
             "mean_kl": full["mean_kl"], "decode_mean_kl": dec["mean_kl"], "rel_err": full["rel_err"],
-            "graph_captures": graphs, "wall_s": round(wall, 3), "misses": argmax_misses(got, ref), "ok": bool(ok)}
+            "graph_captures": graphs, "wall_s": round(wall, 3), "misses": argmax_misses(got, ref, exclude=ties),
+            "route_ties": [] if ties is None else [int(i) for i in np.flatnonzero(ties)], "ok": bool(ok)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -222,12 +222,15 @@ def _finish(m_i, l_i, acc, head, rm, sinks, out, xq, xd, xs, HQ, BM: tl.constexp
 
 @triton.jit
 def _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV: tl.constexpr, D: tl.constexpr, DV: tl.constexpr,
-           DP: tl.constexpr, DVP: tl.constexpr, BS: tl.constexpr, Q8: tl.constexpr, EVEN: tl.constexpr):
+           DP: tl.constexpr, DVP: tl.constexpr, BS: tl.constexpr, Q8: tl.constexpr, EVEN: tl.constexpr,
+           FULL: tl.constexpr = False):
     """The K tile (DP, BS) and V tile (BS, DVP) of cells s0 + [0, BS) (those past `end` read as 0) and their
     positions (-1 past end), offset from the block's first cell in int32; EVEN (D = DP, DV = DVP): masks per
-    cell only."""
+    cell only; FULL (the block ends by `end`, and EVEN): no masks."""
     c = tl.arange(0, BS)
     cm = s0 + c < end
+    if FULL:
+        cm = c >= 0  # all true: the compiler drops the masks
     dd = tl.arange(0, DP)
     dv = tl.arange(0, DVP)
     first = hk.to(tl.int64) + s0 * HKV  # int64: caches of billions of values
@@ -248,6 +251,20 @@ def _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV: tl.constexpr, D: tl.constexpr
 
 
 @triton.jit
+def _block(qh, ql, k, v, kd, vd, kv_pos, s0, end, hk, qp, m_i, l_i, acc, scale2, cap, window, HKV: tl.constexpr,
+           D: tl.constexpr, DV: tl.constexpr, DP: tl.constexpr, DVP: tl.constexpr, BM: tl.constexpr,
+           BS: tl.constexpr, Q8: tl.constexpr, EVEN: tl.constexpr, SOFTCAP: tl.constexpr, KV16: tl.constexpr,
+           EXACT: tl.constexpr, ONE: tl.constexpr, FULL: tl.constexpr):
+    """One block of BS cells from s0 into the online softmax (m_i, l_i) and the output rows acc."""
+    kt, vt, kp = _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV, D, DV, DP, DVP, BS, Q8, EVEN, FULL)
+    s = _mma(qh, ql, kt, tl.zeros([BM, BS], tl.float32), KV16, EXACT)  # (BM, BS)
+    m_new, p, alpha, l_i = _softmax_step(s, kp, qp, m_i, l_i, scale2, cap, window, SOFTCAP, ONE)
+    ph, pl = _operand(p, KV16)
+    acc = _mma(ph, pl, vt, acc * alpha[:, None], KV16, EXACT)
+    return m_new, l_i, acc
+
+
+@triton.jit
 def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, scale, cap, window, NSPLIT,
                       qw, knew, kw, vnew, rc, slots, eps, mscale, kd, vd, sinks, out, xq, xd, xs, HQ,
                       R: tl.constexpr, D: tl.constexpr, DV: tl.constexpr, DP: tl.constexpr,
@@ -257,7 +274,7 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
                       QNORM: tl.constexpr = False, KNORM: tl.constexpr = False, FROM_POS: tl.constexpr = False,
                       ONE: tl.constexpr = False, Q8: tl.constexpr = False, FINAL: tl.constexpr = False,
                       HAS_SINK: tl.constexpr = False, QUANT: tl.constexpr = False, PDL: tl.constexpr = 0,
-                      TRIG: tl.constexpr = 0):
+                      TRIG: tl.constexpr = 0, FULL_LOOP: tl.constexpr = False):
     pid = tl.program_id(0)
     sp = tl.program_id(1)
     if TRIG == 1:  # a programmatic dependent launch (`mmvs.pdl_options`): the next launch may start now
@@ -292,13 +309,19 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
     m_i = tl.full([BM], NEG, tl.float32)
     l_i = tl.zeros([BM], tl.float32)
     acc = tl.zeros([BM, DVP], tl.float32)
-    for s0 in range(start, end, BS):
-        kt, vt, kp = _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV, D, DV, DP, DVP, BS, Q8, D == DP and DV == DVP)
-        s = _mma(qh, ql, kt, tl.zeros([BM, BS], tl.float32), KV16, EXACT)  # (BM, BS)
-        m_new, p, alpha, l_i = _softmax_step(s, kp, qp, m_i, l_i, scale2, cap, window, SOFTCAP, ONE)
-        ph, pl = _operand(p, KV16)
-        acc = _mma(ph, pl, vt, acc * alpha[:, None], KV16, EXACT)
-        m_i = m_new
+    EVEN: tl.constexpr = D == DP and DV == DVP
+    if FULL_LOOP and EVEN and not Q8:  # whole blocks without masks, then the partial one
+        full = start + (end - start) // BS * BS
+        for s0 in range(start, full, BS):
+            m_i, l_i, acc = _block(qh, ql, k, v, kd, vd, kv_pos, s0, end, hk, qp, m_i, l_i, acc, scale2, cap, window,
+                                   HKV, D, DV, DP, DVP, BM, BS, Q8, EVEN, SOFTCAP, KV16, EXACT, ONE, True)
+        if full < end:
+            m_i, l_i, acc = _block(qh, ql, k, v, kd, vd, kv_pos, full, end, hk, qp, m_i, l_i, acc, scale2, cap,
+                                   window, HKV, D, DV, DP, DVP, BM, BS, Q8, EVEN, SOFTCAP, KV16, EXACT, ONE, False)
+    else:
+        for s0 in range(start, end, BS):
+            m_i, l_i, acc = _block(qh, ql, k, v, kd, vd, kv_pos, s0, end, hk, qp, m_i, l_i, acc, scale2, cap, window,
+                                   HKV, D, DV, DP, DVP, BM, BS, Q8, EVEN, SOFTCAP, KV16, EXACT, ONE, False)
     if FINAL:
         _finish(m_i, l_i, acc, head, rm, sinks, out, xq, xd, xs, HQ, BM, DV, DVP, HAS_SINK, QUANT)
     else:
@@ -372,7 +395,7 @@ def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, e
 def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: int, cap: float,
                      sinks, scratch, out, nsplit: int = 32, bs: int = 64, warps: int | None = None,
                      stages: int = STAGES, exact: bool = True, q8=None, rope=None, combine_dims: int = 0,
-                     pdl: tuple = ((0, 0), (0, 0))) -> None:
+                     pdl: tuple = ((0, 0), (0, 0)), full_loop: bool = False) -> None:
     """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32 (or `Q8Cells`); out (T, Hq, DV) f32;
     scratch: (m, l, o) of T * Hq * nsplit rows. bs, stages, warps: see `tiles`. q8: (xq, xd, xs) of
     `mmvq.q8_buffers(T, Hq * DV)` to also get the output on 8 bits (DV a power of two >= 32). combine_dims: the
@@ -386,7 +409,9 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
     before they attend: one launch fewer per layer.
 
     pdl: the (wait, trigger) of the split and of the combine launch as programmatic dependent launches
-    (`mmvs.pdl_options`; a program launched early waits before any load)."""
+    (`mmvs.pdl_options`; a program launched early waits before any load). full_loop: a split's whole blocks
+    loaded without cell masks, its partial last block after them (f16 / f32 cells whose head dims are powers of
+    two)."""
     t, hq, d = q.shape
     s, hkv, dv = v.shape
     r = hq // hkv
@@ -410,7 +435,8 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
         q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, *extra, kd, vd, snk,
         out, xq, xd, xs, hq, R=r, D=d, DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap),
         KV16=q8c or k.element_size() == 2, EXACT=exact, Q8=q8c, FINAL=final, HAS_SINK=sinks is not None,
-        QUANT=q8 is not None, num_warps=warps, num_stages=stages, **meta, **pdl_options(pdl[0], q))
+        QUANT=q8 is not None, num_warps=warps, num_stages=stages, **meta, **pdl_options(pdl[0], q),
+        FULL_LOOP=full_loop)
     if final:
         return
     nsp, dvp = max(2, triton.next_power_of_2(nsplit)), triton.next_power_of_2(dv)
