@@ -197,6 +197,41 @@ def test_decode_attention_kernel(ref, case):
         assert got.shape == want.shape and rel(got, want) < (1e-5 if exact else 2e-3)
 
 
+# T, Hq, Hkv, D, S, n_kv, window, softcap, sinks, cache dtype, splits, cells per block, ring: power-of-two head dims
+FULL = [(1, 8, 2, 64, 100, 90, 0, 0.0, False, np.float16, 3, 16, False),  # splits of 32 cells, the last partial
+        (3, 8, 2, 32, 75, 75, 9, 0.0, True, np.float16, 2, 16, False),  # window, sinks, 3 rows
+        (2, 4, 2, 64, 53, 41, 0, 20.0, False, np.float32, 2, 16, False),  # f32 cache, softcap
+        (1, 4, 1, 32, 37, 37, 0, 0.0, False, np.float16, 2, 16, True),  # wrapped ring cache
+        (1, 8, 2, 128, 130, 129, 0, 0.0, True, np.float16, 2, 32, False)]  # the Qwen3-8B head dims
+
+
+@pytest.mark.parametrize("case", FULL, ids=lambda c: "T{}-h{}x{}-d{}-n{}".format(*c[:4], c[5]))
+def test_decode_attention_full_loop(ref, case):
+    """full_loop (a split's whole blocks loaded without masks, its partial block after them) against the NumPy
+    backend and against the masked loop (the same arithmetic: equal within f32 rounding), with holes, partial
+    blocks and splits, windows, sinks, softcap, an f32 cache and a wrapped ring."""
+    T, Hq, Hkv, D, S, n_kv, window, cap, sinks, dtype, nsplit, bs, ring = case
+    rng = np.random.default_rng(sum(case[:6]))
+    k = rng.standard_normal((S, Hkv, D)).astype(dtype)
+    v = rng.standard_normal((S, Hkv, D)).astype(dtype)
+    kv_pos = np.full(S, -1, np.int32)
+    if ring:
+        P = 3 * S + 5
+        kv_pos[np.arange(P - S, P) % S] = np.arange(P - S, P)
+    else:
+        kv_pos[:n_kv] = np.arange(n_kv)
+        kv_pos[rng.choice(n_kv - T, 3, replace=False)] = -1
+        P = n_kv
+    q_pos = np.arange(P - T, P, dtype=np.int32)
+    q = (2 * rng.standard_normal((T, Hq, D))).astype(np.float32)
+    snk = rng.standard_normal(Hq).astype(np.float32) if sinks else None
+    want = ref.attention(q, k, v, q_pos, kv_pos, n_kv, 0.3, window=window, softcap=cap, sinks=snk)
+    for n in (n_kv, S):
+        masked = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, True)
+        got = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, True, full_loop=True)
+        assert rel(got, want) < 1e-5 and rel(got, masked) < 1e-6
+
+
 @pytest.mark.parametrize("T,Hq,Hkv,D,nsplit", [(1, 4, 2, 32, 3), (3, 6, 2, 64, 5), (2, 2, 1, 128, 2), (1, 8, 2, 64, 1),
                                                (3, 6, 3, 32, 1)])
 def test_decode_attention_q8_output(T, Hq, Hkv, D, nsplit):

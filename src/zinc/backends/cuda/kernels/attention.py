@@ -45,6 +45,9 @@ SMEM_BUDGET = 160 * 1024  # bytes of K+V tiles in shared memory per program (sta
 # a 128-cell cache 496.2 -> 495.0, so short caches keep whole heads)
 COMBINE_WHOLE, COMBINE_DIMS = 2048, 32
 STAGES = 3  # software-pipeline stages of the split loop where the caller gives none (`tiles` may lower them)
+# decode_attention's full_loop only for head dims up to this: at 256 the second copy of the loop body spills
+# (offline sm_90 SASS, 4 warps: 162 local loads / stores with hi + lo operands, 10 with one f16 operand; 0 at 128)
+FULL_LOOP_DIMS = 128
 
 
 @triton.jit
@@ -411,7 +414,7 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
     pdl: the (wait, trigger) of the split and of the combine launch as programmatic dependent launches
     (`mmvs.pdl_options`; a program launched early waits before any load). full_loop: a split's whole blocks
     loaded without cell masks, its partial last block after them (f16 / f32 cells whose head dims are powers of
-    two)."""
+    two, at most FULL_LOOP_DIMS)."""
     t, hq, d = q.shape
     s, hkv, dv = v.shape
     r = hq // hkv
@@ -436,7 +439,7 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
         out, xq, xd, xs, hq, R=r, D=d, DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap),
         KV16=q8c or k.element_size() == 2, EXACT=exact, Q8=q8c, FINAL=final, HAS_SINK=sinks is not None,
         QUANT=q8 is not None, num_warps=warps, num_stages=stages, **meta, **pdl_options(pdl[0], q),
-        FULL_LOOP=full_loop)
+        FULL_LOOP=full_loop and max(dp, dvp) <= FULL_LOOP_DIMS)
     if final:
         return
     nsp, dvp = max(2, triton.next_power_of_2(nsplit)), triton.next_power_of_2(dv)
