@@ -12,7 +12,7 @@ ab --label d1 --depth 16384
 ab --label s32st2 --depth 16384 --set "${H}(4611686018427387904,32,64,2)]"
 ab --label s64st2 --depth 16384 --set "${H}(4611686018427387904,64,64,2)]"
 ab --label s64st2full --depth 16384 --set "${H}(4611686018427387904,64,64,2)]" --set ATTN_FULL_LOOP=True
-ab --label b128st2full --depth 16384 --set "${H}(4611686018427387904,32,128,2)]" --set ATTN_FULL_LOOP=True
+ab --label b128st2f16full --depth 16384 --set "${H}(4611686018427387904,32,128,2)]" --set ATTN_FULL_LOOP=True --set ATTN_HILO=False
 ab --label d2 --depth 16384
 rm -f $OUT/r/ab/*.npz
 timeout 200 python3 -c "
