@@ -1,6 +1,7 @@
 # Prepared in session 25 for the next GPU session (not run yet; after gpu_s26a.sh): deep caches' attention
 # configurations (more split programs in flight: 64 splits, 2 pipeline stages) with and without the unmasked whole
-# blocks, tg128@16384 A/B in fresh processes; every family's tiny model with one f16 operand each in the attention.
+# blocks, tg128@16384 A/B in fresh processes; tg128@4096 with one f16 operand each (the 128-cell-step kernel spills
+# with hi + lo, offline); every family's tiny model with one f16 operand each in the attention.
 export PYTHONUNBUFFERED=1
 export PYTHONPATH=$PWD/src
 mkdir -p .real $OUT/r
@@ -14,6 +15,8 @@ ab --label s64st2 --depth 16384 --set "${H}(4611686018427387904,64,64,2)]"
 ab --label s64st2full --depth 16384 --set "${H}(4611686018427387904,64,64,2)]" --set ATTN_FULL_LOOP=True
 ab --label b128st2f16full --depth 16384 --set "${H}(4611686018427387904,32,128,2)]" --set ATTN_FULL_LOOP=True --set ATTN_HILO=False
 ab --label d2 --depth 16384
+ab --label hilo4k --depth 4096
+ab --label f16ops4k --depth 4096 --set ATTN_HILO=False
 rm -f $OUT/r/ab/*.npz
 timeout 200 python3 -c "
 import sys; from zinc.backends.cuda import ops, check_families as cf; ops.ATTN_HILO = False
