@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from zinc.backends.cpu import CpuOps
+
 FAMILIES = ["qwen3-tiny", "llama3-tiny", "qwen3moe-tiny", "qwen35-tiny", "qwen35moe-tiny", "gemma3-tiny",
             "gemma4-tiny", "gemma4moe-tiny", "gpt-oss-tiny"]
 FTYPES = ["F16", "Q8_0", "Q4_K_M", "Q6_K", "Q5_K_M", "Q4_0", "Q5_0", "MXFP4_MOE"]
@@ -44,22 +46,18 @@ def applies(family: str, ftype: str) -> bool:
     return ftype != "MXFP4_MOE" or get_preset(family).n_expert > 0
 
 
-def _route_gaps():
-    """A NumPy backend that keeps, per row of its router calls, the smallest gap between the k-th and (k+1)-th
+class RouteGaps(CpuOps):
+    """The NumPy backend, keeping per row of its router calls the smallest gap between the k-th and (k+1)-th
     router logits over its layers (`gaps`, None without experts): how near a tie each position's routing was."""
-    from zinc.backends.cpu import CpuOps
 
-    class RouteGaps(CpuOps):
-        gaps: np.ndarray | None = None
+    gaps: np.ndarray | None = None
 
-        def router_topk(self, logits, k, *args):
-            if logits.shape[-1] > k:
-                top = -np.sort(-np.asarray(logits, np.float32), axis=-1)
-                g = top[:, k - 1] - top[:, k]
-                self.gaps = g if self.gaps is None else np.minimum(self.gaps, g)
-            return super().router_topk(logits, k, *args)
-
-    return RouteGaps
+    def router_topk(self, logits, k, *args):
+        if logits.shape[-1] > k:
+            top = -np.sort(-np.asarray(logits, np.float32), axis=-1)
+            g = top[:, k - 1] - top[:, k]
+            self.gaps = g if self.gaps is None else np.minimum(self.gaps, g)
+        return super().router_topk(logits, k, *args)
 
 
 def check_one(family: str, ftype: str, tmp: Path, device: str = "cuda", kv_type: str | None = None) -> dict:
@@ -72,7 +70,7 @@ def check_one(family: str, ftype: str, tmp: Path, device: str = "cuda", kv_type:
     write_model(str(path), family, ftype=ftype, seed=1)
     n = N_PREFILL + N_DECODE
     kv = {"kv_dtype": kv_type} if kv_type else {}
-    ref_ops = _route_gaps()(**kv)
+    ref_ops = RouteGaps(**kv)
     ref_model = load(path, backend=ref_ops, n_ctx=64)
     ids = [int(i) for i in np.random.default_rng(2).integers(0, ref_model.n_vocab, n)]
     ref = ref_model.logits(ids)
