@@ -75,7 +75,7 @@ def test_decode_attention_sinks_window_then_q8_output(ops, ref):
     a = ops.attention(*(ops.from_numpy(t) for t in (q, k, v, q_pos, kv_pos)), n, 0.125, window=WINDOW,
                       sinks=ops.from_numpy(sinks))
     ra = ref.attention(q, k, v, q_pos, kv_pos, n, 0.125, window=WINDOW, sinks=sinks)
-    assert rel(ops.to_numpy(a), ra) < 1e-5
+    assert rel(ops.to_numpy(a), ra) < 2e-3  # f16 query and probability operands, as llama.cpp's CUDA kernels
     qt = weight(GGMLType.Q8_0, (24, HQ * DH), 4)
     y = ops.matmul(a.reshape(1, HQ * DH), ops.upload(qt))
     assert rel(ops.to_numpy(y), ref.matmul(ra.reshape(1, -1), ref.upload(qt))) < Q8_TOL

@@ -136,7 +136,7 @@ def test_attention(ops, ref, T, window, softcap, sinks):
     want = ref.attention(q, k, v, q_pos, kv_pos, n_kv, 0.2, sinks=snk, **args)
     got = ops.attention(*(ops.from_numpy(a) for a in (q, k, v, q_pos, kv_pos)), n_kv, 0.2,
                         sinks=None if snk is None else ops.from_numpy(snk), **args)
-    assert rel(ops.to_numpy(got), want) < (1e-5 if T <= 16 else 3e-3)
+    assert rel(ops.to_numpy(got), want) < (2e-3 if T <= 16 else 3e-3)  # f16 operands (decode), f16 (prefill)
 
 
 # T, Hq, Hkv, D, DV, S, n_kv, window, softcap, sinks, cache dtype, splits, cells per block, exact, ring
@@ -147,6 +147,8 @@ DECODE = [(1, 6, 2, 24, 24, 53, 41, 0, 0.0, False, np.float16, 4, 16, True, Fals
           (5, 8, 2, 20, 300, 40, 33, 0, 0.0, True, np.float16, 11, 16, True, False),  # wide V: 2 row blocks
           (2, 4, 2, 24, 24, 53, 41, 7, 20.0, False, np.float32, 4, 16, True, False),  # f32 cache
           (4, 6, 3, 24, 24, 61, 50, 0, 0.0, False, np.float16, 4, 16, False, False),  # plain f16 operands
+          (1, 8, 2, 128, 128, 130, 129, 0, 0.0, False, np.float16, 4, 32, False, False),  # Qwen3-8B's dims, f16 ones
+          (1, 4, 1, 256, 256, 75, 75, 9, 0.0, True, np.float16, 3, 16, False, True),  # head dim 256, ring, f16 ones
           (2, 6, 2, 24, 24, 37, 37, 9, 0.0, True, np.float16, 3, 16, True, True),  # wrapped ring cache
           (9, 16, 2, 64, 64, 40, 40, 12, 0.0, True, np.float16, 2, 32, True, False),  # 72 rows: blocks of 64 + 8
           (1, 8, 1, 512, 512, 45, 40, 0, 0.0, False, np.float16, 2, 128, True, False),  # BS clipped to 32
@@ -156,7 +158,7 @@ DECODE = [(1, 6, 2, 24, 24, 53, 41, 0, 0.0, False, np.float16, 4, 16, True, Fals
           (2, 6, 2, 24, 24, 37, 37, 9, 0.0, True, np.float32, 1, 16, True, True)]
 
 
-def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit, bs, exact, full_loop=False):
+def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit, bs, exact):
     """`decode_attention` on fresh torch tensors, returning a NumPy (T, Hq, DV)."""
     from zinc.backends.cuda.kernels import attention as kattn
 
@@ -167,8 +169,7 @@ def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit,
     scratch = (torch.empty(T * Hq * nsplit, device=DEVICE), torch.empty(T * Hq * nsplit, device=DEVICE),
                torch.empty((T * Hq * nsplit, dv), device=DEVICE))
     kattn.decode_attention(dev(q), dev(k), dev(v), dev(q_pos), dev(kv_pos), n, scale, window, cap,
-                           None if sinks is None else dev(sinks), scratch, out, nsplit=nsplit, bs=bs, exact=exact,
-                           full_loop=full_loop)
+                           None if sinks is None else dev(sinks), scratch, out, nsplit=nsplit, bs=bs, exact=exact)
     return out.cpu().numpy()
 
 
@@ -191,45 +192,10 @@ def test_decode_attention_kernel(ref, case):
     q = (2 * rng.standard_normal((T, Hq, D))).astype(np.float32)
     snk = rng.standard_normal(Hq).astype(np.float32) if sinks else None
     want = ref.attention(q, k, v, q_pos, kv_pos, n_kv, 0.3, window=window, softcap=cap, sinks=snk)
-    # a captured graph passes every cell (the extent then comes from q_pos); full_loop: whole blocks unmasked
-    for n, full_loop in ((n_kv, False), (S, False), (S, True)):
-        got = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, exact, full_loop)
-        assert got.shape == want.shape and rel(got, want) < (1e-5 if exact else 2e-3)
-
-
-# T, Hq, Hkv, D, S, n_kv, window, softcap, sinks, cache dtype, splits, cells per block, ring: power-of-two head dims
-FULL = [(1, 8, 2, 64, 100, 90, 0, 0.0, False, np.float16, 3, 16, False),  # splits of 32 cells, the last partial
-        (3, 8, 2, 32, 75, 75, 9, 0.0, True, np.float16, 2, 16, False),  # window, sinks, 3 rows
-        (2, 4, 2, 64, 53, 41, 0, 20.0, False, np.float32, 2, 16, False),  # f32 cache, softcap
-        (1, 4, 1, 32, 37, 37, 0, 0.0, False, np.float16, 2, 16, True),  # wrapped ring cache
-        (1, 8, 2, 128, 130, 129, 0, 0.0, True, np.float16, 2, 32, False)]  # the Qwen3-8B head dims
-
-
-@pytest.mark.parametrize("case", FULL, ids=lambda c: "T{}-h{}x{}-d{}-n{}".format(*c[:4], c[5]))
-def test_decode_attention_full_loop(ref, case):
-    """full_loop (a split's whole blocks loaded without masks, its partial block after them) against the NumPy
-    backend and against the masked loop (the same arithmetic: equal within f32 rounding), with holes, partial
-    blocks and splits, windows, sinks, softcap, an f32 cache and a wrapped ring."""
-    T, Hq, Hkv, D, S, n_kv, window, cap, sinks, dtype, nsplit, bs, ring = case
-    rng = np.random.default_rng(sum(case[:6]))
-    k = rng.standard_normal((S, Hkv, D)).astype(dtype)
-    v = rng.standard_normal((S, Hkv, D)).astype(dtype)
-    kv_pos = np.full(S, -1, np.int32)
-    if ring:
-        P = 3 * S + 5
-        kv_pos[np.arange(P - S, P) % S] = np.arange(P - S, P)
-    else:
-        kv_pos[:n_kv] = np.arange(n_kv)
-        kv_pos[rng.choice(n_kv - T, 3, replace=False)] = -1
-        P = n_kv
-    q_pos = np.arange(P - T, P, dtype=np.int32)
-    q = (2 * rng.standard_normal((T, Hq, D))).astype(np.float32)
-    snk = rng.standard_normal(Hq).astype(np.float32) if sinks else None
-    want = ref.attention(q, k, v, q_pos, kv_pos, n_kv, 0.3, window=window, softcap=cap, sinks=snk)
+    # a captured graph passes every cell (the extent then comes from q_pos)
     for n in (n_kv, S):
-        masked = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, True)
-        got = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, True, full_loop=True)
-        assert rel(got, want) < 1e-5 and rel(got, masked) < 1e-6
+        got = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, exact)
+        assert got.shape == want.shape and rel(got, want) < (1e-5 if exact else 2e-3)
 
 
 @pytest.mark.parametrize("T,Hq,Hkv,D,nsplit", [(1, 4, 2, 32, 3), (3, 6, 2, 64, 5), (2, 2, 1, 128, 2), (1, 8, 2, 64, 1),

@@ -74,14 +74,6 @@ PDL = True
 # both launch plainly, the combine lets the output projection launch at its start (H100, Qwen3-8B: replay 2,318 ->
 # 2,310 us; the split launched early, with or without its trigger, 2,327-2,356 us: bench/RESULTS.md, session 25)
 ATTN_PDL = ((0, 0), (0, 1))
-# the decode attention's query rows and probabilities as two f16 halves each (hi + lo: products as accurate as f32
-# math, `kattn._operand`); False: one f16 operand each, as llama.cpp's CUDA flash attention rounds them (fewer
-# tensor-core instructions: a trip of the split loop 482 -> 425, offline SASS). Always True with exact=True.
-ATTN_HILO = True
-# the decode attention's whole blocks of cells loaded without masks, the partial one after them (`kattn` full_loop):
-# a trip of the split loop 482 -> 398 instructions (hi + lo), 425 -> 313 (one f16 operand each), registers 153 ->
-# 252 and 121 -> 183, no spills (offline sm_90 SASS, Qwen3-8B shapes, session 25); not yet measured on a GPU
-ATTN_FULL_LOOP = False
 
 
 def _triton_launches_pdl() -> bool:
@@ -517,8 +509,7 @@ class CudaOps(BaseOps):
             q8 = mmvq.q8_buffers(T, Hq * dv, self.device)
         kattn.decode_attention(q.contiguous(), k, v, q_pos, kv_pos, n, float(kq_scale), int(window), float(softcap),
                                sinks, scratch, out, nsplit=nsplit, bs=bs, stages=stages, warps=warps, q8=q8, rope=rope,
-                               pdl=ATTN_PDL if self._pdl[0] else ((0, 0), (0, 0)), exact=self.exact or ATTN_HILO,
-                               full_loop=ATTN_FULL_LOOP)
+                               pdl=ATTN_PDL if self._pdl[0] else ((0, 0), (0, 0)), exact=self.exact)
         if q8 is not None:
             self._keep_q8(out, q8)
         return out

@@ -15,9 +15,13 @@ base 2 with the score scale folded into the query rows (no softcap), and for one
 worked out once per cell, not per (row, cell).
 
 Operands: an f16 cache is read as f16 and f32 accumulated (a q8_0 one, `kvq8`, as its values dequantized
-to f16); with EXACT the f32 rows of Q and of P are each split into two f16 halves (hi + lo), so the
-products are as accurate as f32 math (the cache holds f16 values exactly) for twice the (idle)
-tensor-core work. An f32 cache takes f32 dots.
+to f16); the f32 rows of Q and of P are rounded to one f16 operand each, as llama.cpp's CUDA flash attention
+rounds them, or with EXACT split into two f16 halves (hi + lo), so the products are as accurate as f32 math
+(the cache holds f16 values exactly) for twice the tensor-core work. The backend passes EXACT only in its exact
+mode: one f16 operand each shortens a trip of the split loop from 482 to 425 instructions (offline sm_90 SASS,
+Qwen3-8B shapes), keeps head dim 256 and the 128-cell steps out of spills (255 -> 162 and 255 -> 154 registers),
+and on an H100 took tg128 437.5 -> 438.2, tg128@4096 382.7 -> 392.8, tg128@16384 315.7 -> 317.6 (bench/RESULTS.md,
+session 26). An f32 cache takes f32 dots.
 The readable extent is min(n_kv, S, q_pos[T-1] + 1), computed on the device, so a captured graph
 stays right as the sequence grows.
 
@@ -45,9 +49,6 @@ SMEM_BUDGET = 160 * 1024  # bytes of K+V tiles in shared memory per program (sta
 # a 128-cell cache 496.2 -> 495.0, so short caches keep whole heads)
 COMBINE_WHOLE, COMBINE_DIMS = 2048, 32
 STAGES = 3  # software-pipeline stages of the split loop where the caller gives none (`tiles` may lower them)
-# decode_attention's full_loop only for head dims up to this: at 256 the second copy of the loop body spills
-# (offline sm_90 SASS, 4 warps: 162 local loads / stores with hi + lo operands, 10 with one f16 operand; 0 at 128)
-FULL_LOOP_DIMS = 128
 
 
 @triton.jit
@@ -225,15 +226,12 @@ def _finish(m_i, l_i, acc, head, rm, sinks, out, xq, xd, xs, HQ, BM: tl.constexp
 
 @triton.jit
 def _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV: tl.constexpr, D: tl.constexpr, DV: tl.constexpr,
-           DP: tl.constexpr, DVP: tl.constexpr, BS: tl.constexpr, Q8: tl.constexpr, EVEN: tl.constexpr,
-           FULL: tl.constexpr = False):
+           DP: tl.constexpr, DVP: tl.constexpr, BS: tl.constexpr, Q8: tl.constexpr, EVEN: tl.constexpr):
     """The K tile (DP, BS) and V tile (BS, DVP) of cells s0 + [0, BS) (those past `end` read as 0) and their
     positions (-1 past end), offset from the block's first cell in int32; EVEN (D = DP, DV = DVP): masks per
-    cell only; FULL (the block ends by `end`, and EVEN): no masks."""
+    cell only."""
     c = tl.arange(0, BS)
     cm = s0 + c < end
-    if FULL:
-        cm = c >= 0  # all true: the compiler drops the masks
     dd = tl.arange(0, DP)
     dv = tl.arange(0, DVP)
     first = hk.to(tl.int64) + s0 * HKV  # int64: caches of billions of values
@@ -257,9 +255,9 @@ def _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV: tl.constexpr, D: tl.constexpr
 def _block(qh, ql, k, v, kd, vd, kv_pos, s0, end, hk, qp, m_i, l_i, acc, scale2, cap, window, HKV: tl.constexpr,
            D: tl.constexpr, DV: tl.constexpr, DP: tl.constexpr, DVP: tl.constexpr, BM: tl.constexpr,
            BS: tl.constexpr, Q8: tl.constexpr, EVEN: tl.constexpr, SOFTCAP: tl.constexpr, KV16: tl.constexpr,
-           EXACT: tl.constexpr, ONE: tl.constexpr, FULL: tl.constexpr):
+           EXACT: tl.constexpr, ONE: tl.constexpr):
     """One block of BS cells from s0 into the online softmax (m_i, l_i) and the output rows acc."""
-    kt, vt, kp = _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV, D, DV, DP, DVP, BS, Q8, EVEN, FULL)
+    kt, vt, kp = _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV, D, DV, DP, DVP, BS, Q8, EVEN)
     s = _mma(qh, ql, kt, tl.zeros([BM, BS], tl.float32), KV16, EXACT)  # (BM, BS)
     m_new, p, alpha, l_i = _softmax_step(s, kp, qp, m_i, l_i, scale2, cap, window, SOFTCAP, ONE)
     ph, pl = _operand(p, KV16)
@@ -277,7 +275,7 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
                       QNORM: tl.constexpr = False, KNORM: tl.constexpr = False, FROM_POS: tl.constexpr = False,
                       ONE: tl.constexpr = False, Q8: tl.constexpr = False, FINAL: tl.constexpr = False,
                       HAS_SINK: tl.constexpr = False, QUANT: tl.constexpr = False, PDL: tl.constexpr = 0,
-                      TRIG: tl.constexpr = 0, FULL_LOOP: tl.constexpr = False):
+                      TRIG: tl.constexpr = 0):
     pid = tl.program_id(0)
     sp = tl.program_id(1)
     if TRIG == 1:  # a programmatic dependent launch (`mmvs.pdl_options`): the next launch may start now
@@ -313,20 +311,9 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
     l_i = tl.zeros([BM], tl.float32)
     acc = tl.zeros([BM, DVP], tl.float32)
     EVEN: tl.constexpr = D == DP and DV == DVP
-    if FULL_LOOP and EVEN and not Q8:  # whole blocks without masks, then the partial one
-        full = start + (end - start) // BS * BS
-        for s0 in range(start, full, BS):
-            m_i, l_i, acc = _block(qh, ql, k, v, kd, vd, kv_pos, s0, end, hk, qp, m_i, l_i, acc, scale2, cap, window,
-                                   HKV, D, DV, DP, DVP, BM, BS, Q8, EVEN, SOFTCAP, KV16, EXACT, ONE, True)
-        # the partial block once, not through the masked loop below, which Triton would pipeline as a second loop
-        # (offline sm_90, one f16 operand: 2,240 instructions in all against 1,848, registers 155 against 183)
-        if full < end:
-            m_i, l_i, acc = _block(qh, ql, k, v, kd, vd, kv_pos, full, end, hk, qp, m_i, l_i, acc, scale2, cap,
-                                   window, HKV, D, DV, DP, DVP, BM, BS, Q8, EVEN, SOFTCAP, KV16, EXACT, ONE, False)
-    else:
-        for s0 in range(start, end, BS):
-            m_i, l_i, acc = _block(qh, ql, k, v, kd, vd, kv_pos, s0, end, hk, qp, m_i, l_i, acc, scale2, cap, window,
-                                   HKV, D, DV, DP, DVP, BM, BS, Q8, EVEN, SOFTCAP, KV16, EXACT, ONE, False)
+    for s0 in range(start, end, BS):
+        m_i, l_i, acc = _block(qh, ql, k, v, kd, vd, kv_pos, s0, end, hk, qp, m_i, l_i, acc, scale2, cap, window,
+                               HKV, D, DV, DP, DVP, BM, BS, Q8, EVEN, SOFTCAP, KV16, EXACT, ONE)
     if FINAL:
         _finish(m_i, l_i, acc, head, rm, sinks, out, xq, xd, xs, HQ, BM, DV, DVP, HAS_SINK, QUANT)
     else:
@@ -400,7 +387,7 @@ def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, e
 def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: int, cap: float,
                      sinks, scratch, out, nsplit: int = 32, bs: int = 64, warps: int | None = None,
                      stages: int = STAGES, exact: bool = True, q8=None, rope=None, combine_dims: int = 0,
-                     pdl: tuple = ((0, 0), (0, 0)), full_loop: bool = False) -> None:
+                     pdl: tuple = ((0, 0), (0, 0))) -> None:
     """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32 (or `Q8Cells`); out (T, Hq, DV) f32;
     scratch: (m, l, o) of T * Hq * nsplit rows. bs, stages, warps: see `tiles`. q8: (xq, xd, xs) of
     `mmvq.q8_buffers(T, Hq * DV)` to also get the output on 8 bits (DV a power of two >= 32). combine_dims: the
@@ -414,9 +401,7 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
     before they attend: one launch fewer per layer.
 
     pdl: the (wait, trigger) of the split and of the combine launch as programmatic dependent launches
-    (`mmvs.pdl_options`; a program launched early waits before any load). full_loop: a split's whole blocks
-    loaded without cell masks, its partial last block after them (f16 / f32 cells whose head dims are powers of
-    two, at most FULL_LOOP_DIMS)."""
+    (`mmvs.pdl_options`; a program launched early waits before any load)."""
     t, hq, d = q.shape
     s, hkv, dv = v.shape
     r = hq // hkv
@@ -440,8 +425,7 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
         q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, *extra, kd, vd, snk,
         out, xq, xd, xs, hq, R=r, D=d, DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap),
         KV16=q8c or k.element_size() == 2, EXACT=exact, Q8=q8c, FINAL=final, HAS_SINK=sinks is not None,
-        QUANT=q8 is not None, num_warps=warps, num_stages=stages, **meta, **pdl_options(pdl[0], q),
-        FULL_LOOP=full_loop and max(dp, dvp) <= FULL_LOOP_DIMS)
+        QUANT=q8 is not None, num_warps=warps, num_stages=stages, **meta, **pdl_options(pdl[0], q))
     if final:
         return
     nsp, dvp = max(2, triton.next_power_of_2(nsplit)), triton.next_power_of_2(dv)
