@@ -1,7 +1,8 @@
 # Session 26, call e: the split rows adopted from call d (16 splits of 64 cells for 2,048-8,192 cells, 16 of 128 past
 # that) against call d's (16 of 128, 32 of 64) at tg128@4096 and tg128@16384, and two settings tuned on H100s in
 # sessions 24-25 (4 splits of 32 cells under 256 cells; norm_quantize 1 block x 4 warps) against their old values
-# at tg128 (fresh processes, one machine); first the attention tests through the backend.
+# at tg128 (fresh processes, one machine); first the attention tests through the backend; last `zinc bench` JSON at
+# depth 16384 with the new rows. Prepared in session 26, not run (no machine came).
 export PYTHONUNBUFFERED=1
 export PYTHONPATH=$PWD/src
 mkdir -p .real $OUT/r
@@ -18,3 +19,5 @@ ab --label t2b64 --set "ATTN_SPLITS=[(256,2,64),(2048,8,64),(8192,16,64),(461168
 ab --label tnorm22 --set mmvq.NORM_BLOCKS=2 --set mmvq.NORM_WARPS=2
 ab --label t1
 rm -f $OUT/r/ab/*.npz
+timeout 150 python3 -m zinc.cli bench -m .real/q8b.gguf --backend cuda -p 0 -n 128 -d 16384 -r 3 --json > $OUT/r/deep.json 2> $OUT/r/deep.log
+python3 -c "import json; d=json.load(open('$OUT/r/deep.json')); print(d['device'], d['verify']['ok'], [(t['name'], round(t['tok_s'], 1)) for t in d['tests']])"

@@ -1,6 +1,6 @@
 # Session 26, call f (the H200s were taken; an H100): the split rows adopted from call d (16 splits of 64 cells for
 # 2,048-8,192 cells, 16 of 128 past that) against the rows before (16 of 128, 32 of 64) at tg128@16384 and
-# tg128@4096 (fresh processes, one machine).
+# tg128@4096 (fresh processes, one machine). Prepared in session 26, not run (no machine came).
 export PYTHONUNBUFFERED=1
 export PYTHONPATH=$PWD/src
 mkdir -p .real $OUT/r
