@@ -65,7 +65,8 @@ def _operand(x, KV16: tl.constexpr):
 
 @triton.jit
 def _mma(hi, lo, b, acc, KV16: tl.constexpr, EXACT: tl.constexpr):
-    """acc + (hi + lo) @ b on tensor cores; b is a tile of the cache (f16, or f32 with f32 math)."""
+    """acc + (hi + lo) @ b on tensor cores, or acc + hi @ b without EXACT (lo then unused: the compiler drops it);
+    b is a tile of the cache (f16, or f32 with f32 math)."""
     if KV16:
         acc = tl.dot(hi, b, acc)
         if EXACT:
