@@ -192,8 +192,7 @@ def test_decode_attention_kernel(ref, case):
     q = (2 * rng.standard_normal((T, Hq, D))).astype(np.float32)
     snk = rng.standard_normal(Hq).astype(np.float32) if sinks else None
     want = ref.attention(q, k, v, q_pos, kv_pos, n_kv, 0.3, window=window, softcap=cap, sinks=snk)
-    # a captured graph passes every cell (the extent then comes from q_pos)
-    for n in (n_kv, S):
+    for n in (n_kv, S):  # a captured graph passes every cell: the extent then comes from q_pos
         got = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, exact)
         assert got.shape == want.shape and rel(got, want) < (1e-5 if exact else 2e-3)
 

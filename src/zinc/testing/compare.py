@@ -40,9 +40,10 @@ def _margins(ref: np.ndarray) -> np.ndarray:
     return srt[:, -1] - srt[:, -2]
 
 
-def _sure(ref: np.ndarray, margin: float, exclude: np.ndarray | None) -> np.ndarray:
-    """Rows whose top-1/top-2 margin is >= margin and that `exclude` (a boolean per row) does not name."""
-    sure = _margins(ref) >= margin
+def _sure(margins: np.ndarray, margin: float, exclude: np.ndarray | None) -> np.ndarray:
+    """Rows whose top-1/top-2 margin (`_margins`) is >= margin and that `exclude` (a boolean per row) does not
+    name."""
+    sure = margins >= margin
     return sure if exclude is None else sure & ~np.asarray(exclude, bool)
 
 
@@ -52,7 +53,7 @@ def argmax_misses(got: np.ndarray, ref: np.ndarray, margin: float = 0.05,
     another argmax): row, that margin, and how far got's pick is above the reference's top-1 in got."""
     m, top = _margins(ref), np.argmax(ref, -1)
     return [{"pos": int(i), "ref_margin": float(m[i]), "got_gap": float(got[i].max() - got[i, top[i]])}
-            for i in np.flatnonzero(_sure(ref, margin, exclude) & (np.argmax(got, -1) != top))]
+            for i in np.flatnonzero(_sure(m, margin, exclude) & (np.argmax(got, -1) != top))]
 
 
 def compare_logits(got: np.ndarray, ref: np.ndarray, margin: float = 0.05,
@@ -60,7 +61,7 @@ def compare_logits(got: np.ndarray, ref: np.ndarray, margin: float = 0.05,
     """Argmax agreement where the reference's top-1/top-2 margin is >= `margin` (and the row is not in `exclude`,
     a boolean per row: e.g. a mixture of experts' near-tied routing), how many such rows, the mean KL(ref || got)
     over every row and the relative error of (T, n_vocab) logits."""
-    sure = _sure(ref, margin, exclude)
+    sure = _sure(_margins(ref), margin, exclude)
     agree = float(np.mean((np.argmax(got, -1) == np.argmax(ref, -1))[sure])) if sure.any() else 1.0
     return {"argmax_agree": agree, "n_sure": int(sure.sum()), "mean_kl": mean_kl(ref, got),
             "rel_err": rel_err(got, ref)}

@@ -253,20 +253,6 @@ def _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV: tl.constexpr, D: tl.constexpr
 
 
 @triton.jit
-def _block(qh, ql, k, v, kd, vd, kv_pos, s0, end, hk, qp, m_i, l_i, acc, scale2, cap, window, HKV: tl.constexpr,
-           D: tl.constexpr, DV: tl.constexpr, DP: tl.constexpr, DVP: tl.constexpr, BM: tl.constexpr,
-           BS: tl.constexpr, Q8: tl.constexpr, EVEN: tl.constexpr, SOFTCAP: tl.constexpr, KV16: tl.constexpr,
-           EXACT: tl.constexpr, ONE: tl.constexpr):
-    """One block of BS cells from s0 into the online softmax (m_i, l_i) and the output rows acc."""
-    kt, vt, kp = _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV, D, DV, DP, DVP, BS, Q8, EVEN)
-    s = _mma(qh, ql, kt, tl.zeros([BM, BS], tl.float32), KV16, EXACT)  # (BM, BS)
-    m_new, p, alpha, l_i = _softmax_step(s, kp, qp, m_i, l_i, scale2, cap, window, SOFTCAP, ONE)
-    ph, pl = _operand(p, KV16)
-    acc = _mma(ph, pl, vt, acc * alpha[:, None], KV16, EXACT)
-    return m_new, l_i, acc
-
-
-@triton.jit
 def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, scale, cap, window, NSPLIT,
                       qw, knew, kw, vnew, rc, slots, eps, mscale, kd, vd, sinks, out, xq, xd, xs, HQ,
                       R: tl.constexpr, D: tl.constexpr, DV: tl.constexpr, DP: tl.constexpr,
@@ -311,10 +297,13 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
     m_i = tl.full([BM], NEG, tl.float32)
     l_i = tl.zeros([BM], tl.float32)
     acc = tl.zeros([BM, DVP], tl.float32)
-    EVEN: tl.constexpr = D == DP and DV == DVP
     for s0 in range(start, end, BS):
-        m_i, l_i, acc = _block(qh, ql, k, v, kd, vd, kv_pos, s0, end, hk, qp, m_i, l_i, acc, scale2, cap, window,
-                               HKV, D, DV, DP, DVP, BM, BS, Q8, EVEN, SOFTCAP, KV16, EXACT, ONE)
+        kt, vt, kp = _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV, D, DV, DP, DVP, BS, Q8, D == DP and DV == DVP)
+        s = _mma(qh, ql, kt, tl.zeros([BM, BS], tl.float32), KV16, EXACT)  # (BM, BS)
+        m_new, p, alpha, l_i = _softmax_step(s, kp, qp, m_i, l_i, scale2, cap, window, SOFTCAP, ONE)
+        ph, pl = _operand(p, KV16)
+        acc = _mma(ph, pl, vt, acc * alpha[:, None], KV16, EXACT)
+        m_i = m_new
     if FINAL:
         _finish(m_i, l_i, acc, head, rm, sinks, out, xq, xd, xs, HQ, BM, DV, DVP, HAS_SINK, QUANT)
     else:
