@@ -213,3 +213,42 @@ def test_tiny_family(tmp_path, preset, ftype):
     steps = [m.forward(ids[:5], cache)] + [m.forward([t], cache) for t in ids[5:]]
     got = compare_logits(np.concatenate(steps), want)
     assert got["argmax_agree"] == 1.0 and got["mean_kl"] < 1e-3, got
+
+
+@pytest.mark.parametrize("kv", ["f16", "q8_0"])
+def test_head_major_cells_same_logits(tmp_path, monkeypatch, kv):
+    """KV cells laid out head-major (`cuda.ops.KV_HEAD_MAJOR`) through a whole model: a prompt (the prefill kernel),
+    decode steps (the split kernel's own KV write) and gemma3's sliding-window layers give the logits of
+    cell-major cells bit for bit (the kernels differ only in their addresses)."""
+    import zinc.backends.cuda.ops as cuda_ops
+    from zinc.api import load
+    from zinc.backends.cuda.kernels import kvq8
+    from zinc.synth import write_model
+
+    path = tmp_path / "gemma3-tiny-F16.gguf"
+    write_model(str(path), "gemma3-tiny", ftype="F16", seed=3)
+    ids = [int(i) for i in np.random.default_rng(4).integers(0, 500, 24)]
+    out = {}
+    for hm in (False, True):
+        monkeypatch.setattr(cuda_ops, "KV_HEAD_MAJOR", hm)
+        m = load(path, backend=CudaOps(device=DEVICE, graphs=False, kv_dtype=kv), n_ctx=40)
+        cache = m.new_cache(40)
+        assert all(kvq8.head_major(lk.k, lk.v) == hm for lk in cache.kv_layers)
+        out[hm] = np.concatenate([m.forward(ids[:20], cache)] + [m.forward([t], cache) for t in ids[20:]])
+    np.testing.assert_array_equal(out[True], out[False])
+
+
+def test_cell_layouts_are_checked():
+    """`kvq8.head_major`: the two layouts, and a clear error for any other or a mix of the two."""
+    from zinc.backends.base import Q8Cells
+    from zinc.backends.cuda.kernels import kvq8
+
+    cell, head = torch.zeros(5, 3, 64), torch.zeros(3, 5, 64).permute(1, 0, 2)
+    assert not kvq8.head_major(cell) and kvq8.head_major(head) and kvq8.head_major(head, head)
+    assert kvq8.head_major(Q8Cells(torch.zeros(3, 5, 64).permute(1, 0, 2), torch.zeros(3, 5, 2).permute(1, 0, 2)))
+    with pytest.raises(ValueError, match="neither cell-major nor head-major"):
+        kvq8.head_major(torch.zeros(5, 64, 3).permute(0, 2, 1))
+    with pytest.raises(ValueError, match="mix"):
+        kvq8.head_major(cell, head)
+    with pytest.raises(ValueError, match="mix"):
+        kvq8.head_major(Q8Cells(torch.zeros(5, 3, 64, dtype=torch.int8), torch.zeros(3, 5, 2).permute(1, 0, 2)))

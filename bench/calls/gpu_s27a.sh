@@ -1,0 +1,22 @@
+# Session 27, call a: head-major KV cells (`ops.KV_HEAD_MAJOR`). First the cache kernels' tests with both layouts
+# on the GPU, then bench/cuda_attn_layout.py (the split + combine launches, a loads-only shadow and a plain stream,
+# each layout, at 4,224 and 16,512 cells), then the decode A/B in fresh processes (`cuda_tree_ab.py --set
+# KV_HEAD_MAJOR=True` against the default) at depth 16384, 4096 and tg128. Prepared in session 27, not yet run.
+export PYTHONUNBUFFERED=1
+export PYTHONPATH=$PWD/src
+mkdir -p .real $OUT/r
+[ -f .real/q8b.gguf ] || python3 -m zinc.synth qwen3-8b -o .real/q8b.gguf --ftype Q4_K_M -q > $OUT/r/synth.log 2>&1 &
+nvidia-smi --query-gpu=name --format=csv,noheader
+timeout 150 python3 -m pytest -q -p no:cacheprovider tests/backends/test_kv_q8.py tests/backends/test_cuda_ops_more.py \
+  tests/backends/test_cuda_kernels.py -k "head or layouts" 2>&1 | tail -3
+timeout 120 python3 bench/cuda_attn_layout.py --out $OUT/r 2>>$OUT/r/err.log
+wait
+ab() { timeout 100 python3 bench/cuda_tree_ab.py .real/q8b.gguf --out $OUT/r/ab "$@" 2>>$OUT/r/err.log | cut -c1-80; }
+ab --label d16cm --depth 16384
+ab --label d16hm --depth 16384 --set KV_HEAD_MAJOR=True
+ab --label d4hm --depth 4096 --set KV_HEAD_MAJOR=True
+ab --label d4cm --depth 4096
+ab --label tcm
+ab --label thm --set KV_HEAD_MAJOR=True
+rm -f $OUT/r/ab/*.npz
+tail -5 $OUT/r/err.log

@@ -1,0 +1,156 @@
+"""Does the KV cells' layout set the decode attention's speed at depth? Cell-major against head-major cells.
+
+    python bench/cuda_attn_layout.py [--out DIR]     (on a GPU)
+
+Qwen3-8B's attention shapes (32 query heads, 8 KV heads, head dim 128, f16 cells), one token, caches of 4,224 and
+16,512 cells holding 4,096 / 16,384 tokens. For each layout (`ops.KV_HEAD_MAJOR`: cell-major cells give a split
+program 256-byte pieces of its head 2 KB apart; head-major ones one contiguous run) three kernels, each timed over
+36 layers' caches in turn (so the L2 holds none of them; median of a replayed CUDA graph, µs a layer):
+- "attention": the decode's split + combine launches with the rope and the KV write (`kattn.decode_attention`, the
+  backend's split rows `ops.attention_config`);
+- "loads": a shadow of the split kernel making only its tile loads (same grid, cells a step, pipeline stages) and
+  summing them: the read pattern's own ceiling;
+- "stream": one contiguous read of the same bytes (the plain read ceiling, as bench/cuda_read_ceiling.py).
+TB/s counts the K and V bytes of the cells in use. Prints a table; --out writes attn-layout.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import torch
+import triton
+import triton.language as tl
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from zinc.backends.cuda.kernels import attention as kattn  # noqa: E402
+from zinc.backends.cuda.kernels import kvq8, mmvq  # noqa: E402
+from zinc.backends.cuda.ops import attention_config  # noqa: E402
+
+HQ, HKV, D = 32, 8, 128
+LAYERS = 36
+
+
+@triton.jit
+def _loads(k, v, out, n, S, NSPLIT, HKV: tl.constexpr, D: tl.constexpr, BS: tl.constexpr, HM: tl.constexpr):
+    """The split kernel's K and V tile loads of head program_id(0)'s split program_id(1), summed."""
+    hk = tl.program_id(0)
+    sp = tl.program_id(1)
+    chunk = tl.cdiv(tl.cdiv(n, NSPLIT), BS) * BS
+    start = sp * chunk
+    end = tl.minimum(start + chunk, n)
+    c = tl.arange(0, BS)
+    dd = tl.arange(0, D)
+    acc = tl.zeros([D], tl.float32)
+    for s0 in range(start, end, BS):
+        first = kvq8.row(s0, hk, S, HKV, HM)
+        if HM:
+            cr = c
+        else:
+            cr = c * HKV
+        cm = (s0 + c < end)[:, None]
+        kt = tl.load(k + first * D + (cr * D)[:, None] + dd[None, :], mask=cm, other=0.0)
+        vt = tl.load(v + first * D + (cr * D)[:, None] + dd[None, :], mask=cm, other=0.0)
+        acc += tl.sum(kt.to(tl.float32) + vt.to(tl.float32), axis=0)
+    tl.store(out + (hk * NSPLIT + sp) * D + dd, acc)
+
+
+@triton.jit
+def _stream(x, out, n, CHUNK: tl.constexpr, STEP: tl.constexpr):
+    base = tl.program_id(0).to(tl.int64) * CHUNK
+    acc = tl.zeros([STEP], dtype=tl.int32)
+    for o in range(0, CHUNK, STEP):
+        i = base + o + tl.arange(0, STEP)
+        acc += tl.load(x + i, mask=i < n, other=0)
+    tl.store(out + tl.program_id(0), tl.sum(acc))
+
+
+def _cells(S: int, head_major: bool, g: torch.Generator) -> torch.Tensor:
+    if head_major:
+        return torch.randn(HKV, S, D, device="cuda", generator=g).half().permute(1, 0, 2)
+    return torch.randn(S, HKV, D, device="cuda", generator=g).half()
+
+
+def _time(fn) -> float:
+    """Median µs of one call of fn (which runs LAYERS layers), a layer."""
+    fn()
+    torch.cuda.synchronize()
+    with torch.cuda.stream(torch.cuda.Stream()):
+        ms = float(triton.testing.do_bench_cudagraph(fn, rep=100, return_mode="median"))
+    return ms * 1e3 / LAYERS
+
+
+def run_case(S: int, n: int, head_major: bool) -> list[dict]:
+    g = torch.Generator(device="cuda").manual_seed(0)
+    r = lambda *s: torch.randn(*s, device="cuda", generator=g)  # noqa: E731
+    ns, bs, stages, warps = attention_config(S)
+    caches = [(_cells(S, head_major, g), _cells(S, head_major, g)) for _ in range(LAYERS)]
+    assert kvq8.head_major(*caches[0]) == head_major
+    cp = torch.full((S,), -1, dtype=torch.int32, device="cuda")
+    cp[:n] = torch.arange(n, device="cuda", dtype=torch.int32)
+    pos = torch.tensor([n], dtype=torch.int32, device="cuda")
+    c = torch.pow(1e6, -torch.arange(0, 64, device="cuda", dtype=torch.float32) / 64)
+    q, k, v, qw, kw = r(1, HQ, D), r(1, HKV, D), r(1, HKV, D), r(D), r(D)
+    out = torch.empty((1, HQ, D), device="cuda")
+    q8 = mmvq.q8_buffers(1, HQ * D, "cuda")
+    scratch = (torch.empty(HQ * ns, device="cuda"), torch.empty(HQ * ns, device="cuda"),
+               torch.empty((HQ * ns, D), device="cuda"))
+    nbytes = (n + 1) * HKV * D * 2 * 2
+
+    def attention():
+        for ck, cv in caches:
+            kattn.decode_attention(q, ck, cv, pos, cp, S, 0.088, 0, 0.0, None, scratch, out, nsplit=ns, bs=bs,
+                                   stages=stages, warps=warps, exact=False, q8=q8,
+                                   rope=(qw, k, kw, v, c, None, 1e-6, 1.0, D, True, True))
+
+    sums = torch.empty((HKV * ns, D), device="cuda")
+
+    def loads():
+        for ck, cv in caches:
+            _loads[(HKV, ns)](ck, cv, sums, n + 1, S, ns, HKV=HKV, D=D, BS=bs, HM=head_major, num_warps=warps or 4,
+                              num_stages=stages or kattn.STAGES)
+
+    flat = [torch.randint(0, 100, (nbytes // 4,), dtype=torch.int32, device="cuda") for _ in range(LAYERS)]
+    parts = torch.empty(triton.cdiv(nbytes // 4, 8192), dtype=torch.int32, device="cuda")
+
+    def stream():
+        for x in flat:
+            _stream[(triton.cdiv(x.numel(), 8192),)](x, parts, x.numel(), CHUNK=8192, STEP=1024, num_warps=4)
+
+    rows = []
+    for name, fn in (("attention", attention), ("loads", loads), ("stream", stream)):
+        us = _time(fn)
+        rows.append(dict(cells=S, tokens=n, layout="head-major" if head_major else "cell-major", kernel=name,
+                         splits=ns, bs=bs, us=us, TBs=nbytes / us / 1e6))
+    del caches, flat
+    torch.cuda.empty_cache()
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path)
+    a = ap.parse_args()
+    rows = []
+    for S, n in ((4224, 4096), (16512, 16384)):
+        for hm in (False, True):
+            rows += run_case(S, n, hm)
+    print(f"{torch.cuda.get_device_name()}: Qwen3-8B decode attention, µs a layer (TB/s of the K+V bytes in use)")
+    print("| cells | layout | attention | loads only | stream |")
+    print("| ---: | --- | ---: | ---: | ---: |")
+    for i in range(0, len(rows), 3):
+        at, ld, st = rows[i:i + 3]
+        print(f"| {at['cells']} | {at['layout']} | {at['us']:.2f} ({at['TBs']:.2f}) | {ld['us']:.2f} ({ld['TBs']:.2f}) "
+              f"| {st['us']:.2f} ({st['TBs']:.2f}) |")
+    if a.out:
+        a.out.mkdir(parents=True, exist_ok=True)
+        (a.out / "attn-layout.json").write_text(json.dumps(dict(device=torch.cuda.get_device_name(), rows=rows),
+                                                           indent=1))
+
+
+if __name__ == "__main__":
+    main()
