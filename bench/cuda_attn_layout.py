@@ -1,6 +1,10 @@
 """Does the KV cells' layout set the decode attention's speed at depth? Cell-major against head-major cells.
 
-    python bench/cuda_attn_layout.py [--out DIR]     (on a GPU)
+    python bench/cuda_attn_layout.py [--out DIR]     (on a GPU; the head-major rows with bench/wip/kv-head-major.patch)
+    python bench/cuda_attn_layout.py --sweep [--cfgs ROWS | --cfgs cells] [--out DIR]
+
+Session 27 (H100) measured no difference (bench/RESULTS.md), so the backend's cells stayed cell-major and the
+kernels' head-major form lives in bench/wip/kv-head-major.patch; without it this script times cell-major cells only.
 
 Qwen3-8B's attention shapes (32 query heads, 8 KV heads, head dim 128, f16 cells), one token, caches of 4,224 and
 16,512 cells holding 4,096 / 16,384 tokens. For each layout (`ops.KV_HEAD_MAJOR`: cell-major cells give a split
@@ -11,12 +15,15 @@ program 256-byte pieces of its head 2 KB apart; head-major ones one contiguous r
 - "loads": a shadow of the split kernel making only its tile loads (same grid, cells a step, pipeline stages) and
   summing them: the read pattern's own ceiling;
 - "stream": one contiguous read of the same bytes (the plain read ceiling, as bench/cuda_read_ceiling.py).
-TB/s counts the K and V bytes of the cells in use. Prints a table; --out writes attn-layout.json.
+TB/s counts the K and V bytes of the cells in use. Prints a table; --out writes attn-layout.json. --sweep instead times
+the attention and its loads shadow at 16,512 cells for split rows (splits, cells a step, stages, warps), or with
+--cfgs cells a shadow whose programs read every head of their cells (one contiguous run a program).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import sys
 from pathlib import Path
@@ -28,11 +35,25 @@ import triton.language as tl
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from zinc.backends.cuda.kernels import attention as kattn  # noqa: E402
-from zinc.backends.cuda.kernels import kvq8, mmvq  # noqa: E402
+from zinc.backends.cuda.kernels import mmvq  # noqa: E402
 from zinc.backends.cuda.ops import attention_config  # noqa: E402
 
 HQ, HKV, D = 32, 8, 128
 LAYERS = 36
+
+
+def _head_major(k, v) -> bool:
+    """Whether the backend's kernels take these cells as head-major (only with bench/wip/kv-head-major.patch)."""
+    from zinc.backends.cuda.kernels import kvq8
+
+    return kvq8.head_major(k, v) if hasattr(kvq8, "head_major") else False
+
+
+@triton.jit
+def _row(cell, h, S, H, HM: tl.constexpr):
+    if HM:
+        return tl.cast(h, tl.int64) * S + cell
+    return tl.cast(h, tl.int64) + cell * H
 
 
 @triton.jit
@@ -47,7 +68,7 @@ def _loads(k, v, out, n, S, NSPLIT, HKV: tl.constexpr, D: tl.constexpr, BS: tl.c
     dd = tl.arange(0, D)
     acc = tl.zeros([D], tl.float32)
     for s0 in range(start, end, BS):
-        first = kvq8.row(s0, hk, S, HKV, HM)
+        first = _row(s0, hk, S, HKV, HM)
         if HM:
             cr = c
         else:
@@ -57,6 +78,25 @@ def _loads(k, v, out, n, S, NSPLIT, HKV: tl.constexpr, D: tl.constexpr, BS: tl.c
         vt = tl.load(v + first * D + (cr * D)[:, None] + dd[None, :], mask=cm, other=0.0)
         acc += tl.sum(kt.to(tl.float32) + vt.to(tl.float32), axis=0)
     tl.store(out + (hk * NSPLIT + sp) * D + dd, acc)
+
+
+@triton.jit
+def _loads_cells(k, v, out, n, NSPLIT, W: tl.constexpr, BS: tl.constexpr):
+    """A shadow of a split kernel whose programs take every head of their cells (cell-major rows of W = HKV * D
+    values, one contiguous run a program): the K and V rows of split program_id(0)'s cells, summed."""
+    sp = tl.program_id(0)
+    chunk = tl.cdiv(tl.cdiv(n, NSPLIT), BS) * BS
+    start = sp * chunk
+    end = tl.minimum(start + chunk, n)
+    c = tl.arange(0, BS)
+    w = tl.arange(0, W)
+    acc = tl.zeros([W], tl.float32)
+    for s0 in range(start, end, BS):
+        cm = (s0 + c < end)[:, None]
+        o = (s0 + c).to(tl.int64)[:, None] * W + w[None, :]
+        acc += tl.sum(tl.load(k + o, mask=cm, other=0.0).to(tl.float32) + tl.load(v + o, mask=cm, other=0.0).to(
+            tl.float32), axis=0)
+    tl.store(out + sp * W + w, acc)
 
 
 @triton.jit
@@ -84,12 +124,14 @@ def _time(fn) -> float:
     return ms * 1e3 / LAYERS
 
 
-def run_case(S: int, n: int, head_major: bool) -> list[dict]:
+def run_case(S: int, n: int, head_major: bool, cfgs=None) -> list[dict]:
+    """The three kernels of one cache size and layout; cfgs: (splits, cells a step, stages, warps) rows to time the
+    attention and the loads shadow at instead of the backend's (and no stream)."""
     g = torch.Generator(device="cuda").manual_seed(0)
     r = lambda *s: torch.randn(*s, device="cuda", generator=g)  # noqa: E731
     ns, bs, stages, warps = attention_config(S)
     caches = [(_cells(S, head_major, g), _cells(S, head_major, g)) for _ in range(LAYERS)]
-    assert kvq8.head_major(*caches[0]) == head_major
+    assert _head_major(*caches[0]) == head_major
     cp = torch.full((S,), -1, dtype=torch.int32, device="cuda")
     cp[:n] = torch.arange(n, device="cuda", dtype=torch.int32)
     pos = torch.tensor([n], dtype=torch.int32, device="cuda")
@@ -122,9 +164,36 @@ def run_case(S: int, n: int, head_major: bool) -> list[dict]:
             _stream[(triton.cdiv(x.numel(), 8192),)](x, parts, x.numel(), CHUNK=8192, STEP=1024, num_warps=4)
 
     rows = []
+    lay = "head-major" if head_major else "cell-major"
+    if cfgs == "cells":
+        for ns, bs, stages, warps in ((128, 16, 3, 4), (128, 16, 3, 8), (256, 8, 3, 4), (128, 8, 4, 4), (64, 16, 3, 4),
+                                      (256, 16, 3, 4), (128, 32, 2, 8)):
+            part = torch.empty((ns, HKV * D), device="cuda")
+
+            def cells():
+                for ck, cv in caches:
+                    _loads_cells[(ns,)](ck, cv, part, n + 1, ns, W=HKV * D, BS=bs, num_warps=warps, num_stages=stages)
+            us = _time(cells)
+            rows.append(dict(cells=S, tokens=n, layout=lay, kernel="loads, all heads a program", splits=ns, bs=bs,
+                             stages=stages, warps=warps, us=us, TBs=nbytes / us / 1e6))
+            print(f"{S} all heads a program: splits {ns:3d} bs {bs:3d} stages {stages} warps {warps}: {us:6.2f} us "
+                  f"{nbytes / us / 1e6:.2f} TB/s", flush=True)
+        return rows
+    if cfgs:
+        for ns, bs, stages, warps in cfgs:
+            scratch = (torch.empty(HQ * ns, device="cuda"), torch.empty(HQ * ns, device="cuda"),
+                       torch.empty((HQ * ns, D), device="cuda"))
+            sums = torch.empty((HKV * ns, D), device="cuda")
+            for name, fn in (("attention", attention), ("loads", loads)):
+                us = _time(fn)
+                rows.append(dict(cells=S, tokens=n, layout=lay, kernel=name, splits=ns, bs=bs, stages=stages,
+                                 warps=warps, us=us, TBs=nbytes / us / 1e6))
+                print(f"{S} {lay} {name:9s} splits {ns:3d} bs {bs:3d} stages {stages} warps {warps}: {us:6.2f} us "
+                      f"{nbytes / us / 1e6:.2f} TB/s", flush=True)
+        return rows
     for name, fn in (("attention", attention), ("loads", loads), ("stream", stream)):
         us = _time(fn)
-        rows.append(dict(cells=S, tokens=n, layout="head-major" if head_major else "cell-major", kernel=name,
+        rows.append(dict(cells=S, tokens=n, layout=lay, kernel=name,
                          splits=ns, bs=bs, us=us, TBs=nbytes / us / 1e6))
     del caches, flat
     torch.cuda.empty_cache()
@@ -134,10 +203,26 @@ def run_case(S: int, n: int, head_major: bool) -> list[dict]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--sweep", action="store_true", help="split configurations at 16,512 cells instead")
+    ap.add_argument("--cfgs", help="with --sweep: a Python list of (splits, cells a step, stages, warps), or 'cells': "
+                    "a loads shadow whose programs take every head of their cells")
     a = ap.parse_args()
     rows = []
+    if a.sweep:
+        cfgs = [(16, 128, 3, 4), (16, 64, 4, 4), (32, 64, 3, 4), (32, 64, 4, 4), (32, 128, 2, 4), (64, 64, 3, 4),
+                (16, 128, 3, 8), (32, 64, 3, 8), (24, 64, 4, 4), (8, 128, 3, 4)]
+        if a.cfgs:
+            cfgs = a.cfgs if a.cfgs == "cells" else ast.literal_eval(a.cfgs)
+        rows = run_case(16512, 16384, False, cfgs)
+        if a.out:
+            a.out.mkdir(parents=True, exist_ok=True)
+            (a.out / "attn-sweep.json").write_text(json.dumps(dict(device=torch.cuda.get_device_name(), rows=rows),
+                                                              indent=1))
+        return
+    from zinc.backends.cuda.kernels import kvq8
+
     for S, n in ((4224, 4096), (16512, 16384)):
-        for hm in (False, True):
+        for hm in (False, True) if hasattr(kvq8, "head_major") else (False,):
             rows += run_case(S, n, hm)
     print(f"{torch.cuda.get_device_name()}: Qwen3-8B decode attention, µs a layer (TB/s of the K+V bytes in use)")
     print("| cells | layout | attention | loads only | stream |")

@@ -122,33 +122,3 @@ def vulkan_child():
             pytest.skip(f"no usable Vulkan adapter: {res['unavailable']}")
         return res
     return run
-
-
-@pytest.fixture(params=["cell-major", "head-major"])
-def kv_cells(request, monkeypatch):
-    """make(ops, cells) -> the CUDA backend's KV cells holding `cells` (a NumPy f16 / f32 array or a `Q8Cells` of
-    NumPy planes). The test runs once with each layout (`cuda.ops.KV_HEAD_MAJOR`), which the cells it makes with
-    `ops.kv_cells` take too."""
-    pytest.importorskip("torch")
-    import numpy as np
-    import torch
-
-    import zinc.backends.cuda.ops as cuda_ops
-    from zinc.backends.base import Q8Cells
-    from zinc.backends.cuda.kernels import kvq8
-
-    hm = request.param == "head-major"
-    monkeypatch.setattr(cuda_ops, "KV_HEAD_MAJOR", hm)
-
-    def make(ops, cells):
-        if isinstance(cells, Q8Cells):
-            out = ops.kv_cells(cells.q.shape, "q8_0")
-            out.q.copy_(torch.from_numpy(cells.q))
-            out.d.copy_(torch.from_numpy(cells.d))
-        else:
-            out = ops.kv_cells(cells.shape, {np.dtype(np.float16): "f16", np.dtype(np.float32): "f32"}[cells.dtype])
-            out.copy_(torch.from_numpy(cells))
-        assert cells.shape[0] < 2 or kvq8.head_major(out) == hm
-        return out
-
-    return make

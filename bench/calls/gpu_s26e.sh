@@ -2,7 +2,7 @@
 # that) against call d's (16 of 128, 32 of 64) at tg128@4096 and tg128@16384, and two settings tuned on H100s in
 # sessions 24-25 (4 splits of 32 cells under 256 cells; norm_quantize 1 block x 4 warps) against their old values
 # at tg128 (fresh processes, one machine); first the attention tests through the backend; last `zinc bench` JSON at
-# depth 16384 with the new rows. Prepared in session 26, not run (no machine came).
+# depth 16384 with the new rows. Prepared in session 26; ran in session 27 on an H100 (asked for an H200).
 export PYTHONUNBUFFERED=1
 export PYTHONPATH=$PWD/src
 mkdir -p .real $OUT/r

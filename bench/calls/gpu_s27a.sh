@@ -2,7 +2,8 @@
 # on the GPU, then bench/cuda_attn_layout.py (the split + combine launches, a loads-only shadow and a plain stream,
 # each layout, at 4,224 and 16,512 cells), then the decode A/B in fresh processes (`cuda_tree_ab.py --set
 # KV_HEAD_MAJOR=True` against the default) at depth 16384, 4096 and tg128, and `zinc bench` pp512 each way (the prefill
-# flash kernel reads the same cells). Prepared in session 27, not yet run.
+# flash kernel reads the same cells). Ran in session 27 on an H100 with the head-major code then in the tree (now
+# bench/wip/kv-head-major.patch: apply it to run this again).
 export PYTHONUNBUFFERED=1
 export PYTHONPATH=$PWD/src
 mkdir -p .real $OUT/r

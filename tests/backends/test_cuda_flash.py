@@ -28,12 +28,11 @@ def ops():
     return CudaOps(device=DEVICE, graphs=False)
 
 
-def _run(ops, cells, q, k, v, q_pos, kv_pos, n_kv, **args):
+def _run(ops, q, k, v, q_pos, kv_pos, n_kv, **args):
     snk = args.pop("sinks", None)
     want = CpuOps().attention(q, k, v, q_pos, kv_pos, n_kv, 0.3, sinks=snk, **args)
-    C = ops.from_numpy
-    got = ops.attention(C(q), cells(ops, k), cells(ops, v), C(q_pos), C(kv_pos), n_kv, 0.3,
-                        sinks=None if snk is None else C(snk), **args)
+    got = ops.attention(*(ops.from_numpy(a) for a in (q, k, v, q_pos, kv_pos)), n_kv, 0.3,
+                        sinks=None if snk is None else ops.from_numpy(snk), **args)
     return ops.to_numpy(got), want
 
 
@@ -44,7 +43,7 @@ def _run(ops, cells, q, k, v, q_pos, kv_pos, n_kv, **args):
     (29, 8, 2, 40, 40, 11, 0, 25.0, True),  # softcap and sinks
     (19, 2, 1, 160, 160, 3, 6, 0.0, True),  # a wide head (the smaller tiles)
 ])
-def test_prefill_attention(ops, kv_cells, T, Hq, Hkv, D, DV, start, window, softcap, sinks):
+def test_prefill_attention(ops, T, Hq, Hkv, D, DV, start, window, softcap, sinks):
     rng = np.random.default_rng(T * 7 + D)
     S = start + T + 13  # empty cells past the sequence
     k = rng.standard_normal((S, Hkv, D)).astype(np.float16)
@@ -54,11 +53,11 @@ def test_prefill_attention(ops, kv_cells, T, Hq, Hkv, D, DV, start, window, soft
     q = rng.standard_normal((T, Hq, D)).astype(np.float32)
     q_pos = np.arange(start, start + T, dtype=np.int32)
     snk = rng.standard_normal(Hq).astype(np.float32) * 2 if sinks else None
-    got, want = _run(ops, kv_cells, q, k, v, q_pos, kv_pos, start + T, window=window, softcap=softcap, sinks=snk)
+    got, want = _run(ops, q, k, v, q_pos, kv_pos, start + T, window=window, softcap=softcap, sinks=snk)
     assert got.shape == want.shape and rel(got, want) < 3e-3  # f16 operands, f32 accumulation
 
 
-def test_prefill_attention_ring(ops, kv_cells):
+def test_prefill_attention_ring(ops):
     """A wrapped sliding-window ring: cells hold positions out of order; every cell is read."""
     rng = np.random.default_rng(11)
     S, T, start, window, Hq, Hkv, D = 40, 21, 50, 12, 4, 2, 32
@@ -69,7 +68,7 @@ def test_prefill_attention_ring(ops, kv_cells):
     v = rng.standard_normal((S, Hkv, D)).astype(np.float16)
     q = rng.standard_normal((T, Hq, D)).astype(np.float32)
     q_pos = np.arange(start, start + T, dtype=np.int32)
-    got, want = _run(ops, kv_cells, q, k, v, q_pos, kv_pos, S, window=window)
+    got, want = _run(ops, q, k, v, q_pos, kv_pos, S, window=window)
     assert rel(got, want) < 3e-3
 
 
@@ -84,5 +83,5 @@ def test_prefill_attention_exact():
     kv_pos[:30] = np.arange(30)
     q = rng.standard_normal((T, Hq, D)).astype(np.float32)
     q_pos = np.arange(7, 30, dtype=np.int32)
-    got, want = _run(ops, lambda o, a: o.from_numpy(a), q, k, v, q_pos, kv_pos, 30, window=5, softcap=15.0)
+    got, want = _run(ops, q, k, v, q_pos, kv_pos, 30, window=5, softcap=15.0)
     assert rel(got, want) < 1e-5

@@ -124,9 +124,8 @@ def _cache(rng, S, Hkv, D, n_kv, dtype):
 
 @pytest.mark.parametrize("T,window,softcap,sinks", [(1, 0, 0.0, False), (3, 0, 0.0, False), (1, 5, 0.0, False),
                                                     (2, 0, 30.0, True), (20, 0, 0.0, False), (20, 7, 20.0, True)])
-def test_attention(ops, ref, kv_cells, T, window, softcap, sinks):
-    """Through `ops.attention`: up to 16 rows take the decode kernels, more the prefill path (f16); cell-major and
-    head-major cells."""
+def test_attention(ops, ref, T, window, softcap, sinks):
+    """Through `ops.attention`: up to 16 rows take the decode kernels, more the prefill path (f16)."""
     rng = np.random.default_rng(4 + T)
     Hq, Hkv, D, S, n_kv = 6, 2, 24, 53, 41
     k, v, kv_pos = _cache(rng, S, Hkv, D, n_kv, np.float16)
@@ -135,9 +134,8 @@ def test_attention(ops, ref, kv_cells, T, window, softcap, sinks):
     snk = rng.standard_normal(Hq).astype(np.float32) if sinks else None
     args = dict(window=window, softcap=softcap)
     want = ref.attention(q, k, v, q_pos, kv_pos, n_kv, 0.2, sinks=snk, **args)
-    C = ops.from_numpy
-    got = ops.attention(C(q), kv_cells(ops, k), kv_cells(ops, v), C(q_pos), C(kv_pos), n_kv, 0.2,
-                        sinks=None if snk is None else C(snk), **args)
+    got = ops.attention(*(ops.from_numpy(a) for a in (q, k, v, q_pos, kv_pos)), n_kv, 0.2,
+                        sinks=None if snk is None else ops.from_numpy(snk), **args)
     assert rel(ops.to_numpy(got), want) < (2e-3 if T <= 16 else 3e-3)  # f16 operands (decode), f16 (prefill)
 
 
@@ -160,29 +158,24 @@ DECODE = [(1, 6, 2, 24, 24, 53, 41, 0, 0.0, False, np.float16, 4, 16, True, Fals
           (2, 6, 2, 24, 24, 37, 37, 9, 0.0, True, np.float32, 1, 16, True, True)]
 
 
-def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit, bs, exact, head_major=False):
-    """`decode_attention` on fresh torch tensors (the cells head-major with head_major), returning a NumPy
-    (T, Hq, DV)."""
+def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit, bs, exact):
+    """`decode_attention` on fresh torch tensors, returning a NumPy (T, Hq, DV)."""
     from zinc.backends.cuda.kernels import attention as kattn
 
     dev = lambda a: torch.from_numpy(np.ascontiguousarray(a)).to(DEVICE)  # noqa: E731
-    if head_major:  # (Hkv, S, D) arrays seen as (S, Hkv, D)
-        k, v = (dev(a.transpose(1, 0, 2)).permute(1, 0, 2) for a in (k, v))
     T, Hq, _ = q.shape
     dv = v.shape[2]
     out = torch.empty((T, Hq, dv), dtype=torch.float32, device=DEVICE)
     scratch = (torch.empty(T * Hq * nsplit, device=DEVICE), torch.empty(T * Hq * nsplit, device=DEVICE),
                torch.empty((T * Hq * nsplit, dv), device=DEVICE))
-    kattn.decode_attention(dev(q), *(a if isinstance(a, torch.Tensor) else dev(a) for a in (k, v)), dev(q_pos), dev(kv_pos), n, scale, window, cap,
+    kattn.decode_attention(dev(q), dev(k), dev(v), dev(q_pos), dev(kv_pos), n, scale, window, cap,
                            None if sinks is None else dev(sinks), scratch, out, nsplit=nsplit, bs=bs, exact=exact)
     return out.cpu().numpy()
 
 
-@pytest.mark.parametrize("head_major", [False, True], ids=["cell-major", "head-major"])
 @pytest.mark.parametrize("case", DECODE, ids=lambda c: "T{}-h{}x{}-d{}x{}-{}".format(*c[:5], c[10].__name__))
-def test_decode_attention_kernel(ref, case, head_major):
-    """The tensor-core decode kernels at odd shapes: empty cells, extents read on the device, ring caches; cells
-    cell-major and head-major (`kvq8.row`)."""
+def test_decode_attention_kernel(ref, case):
+    """The tensor-core decode kernels at odd shapes: empty cells, extents read on the device, ring caches."""
     T, Hq, Hkv, D, DV, S, n_kv, window, cap, sinks, dtype, nsplit, bs, exact, ring = case
     rng = np.random.default_rng(sum(case[:8]))
     k = rng.standard_normal((S, Hkv, D)).astype(dtype)
@@ -200,7 +193,7 @@ def test_decode_attention_kernel(ref, case, head_major):
     snk = rng.standard_normal(Hq).astype(np.float32) if sinks else None
     want = ref.attention(q, k, v, q_pos, kv_pos, n_kv, 0.3, window=window, softcap=cap, sinks=snk)
     for n in (n_kv, S):  # a captured graph passes every cell: the extent then comes from q_pos
-        got = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, exact, head_major)
+        got = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, exact)
         assert got.shape == want.shape and rel(got, want) < (1e-5 if exact else 2e-3)
 
 
@@ -236,9 +229,9 @@ def test_decode_attention_q8_output(T, Hq, Hkv, D, nsplit):
     assert torch.allclose(outs[0], outs[1], rtol=1e-6, atol=1e-6)
 
 
-def test_kv_write_and_argmax(ops, ref, kv_cells):
+def test_kv_write_and_argmax(ops, ref):
     rng = np.random.default_rng(5)
-    ck, cv = ops.kv_cells((9, 2, 4), "f16"), ops.kv_cells((9, 2, 4), "f16")
+    ck, cv = ops.zeros((9, 2, 4), "f16"), ops.zeros((9, 2, 4), "f16")
     cp = ops.full((9,), -1, "i32")
     k, v = rng.standard_normal((2, 2, 4)).astype(np.float32), rng.standard_normal((2, 2, 4)).astype(np.float32)
     pos, slots = np.array([10, 11], np.int32), np.array([1, 2], np.int32)
@@ -278,10 +271,10 @@ def test_add_rms_norm(ops, ref):
     assert rel(ops.to_numpy(s), ws) < 1e-7 and rel(ops.to_numpy(y), wy) < 1e-6
 
 
-def test_kv_write_from_pos(ops, kv_cells):
+def test_kv_write_from_pos(ops):
     """While a graph is captured the cell comes from the position (pos % cells)."""
     rng = np.random.default_rng(8)
-    ck, cv, cp = ops.kv_cells((5, 2, 3), "f16"), ops.kv_cells((5, 2, 3), "f16"), ops.full((5,), -1, "i32")
+    ck, cv, cp = ops.zeros((5, 2, 3), "f16"), ops.zeros((5, 2, 3), "f16"), ops.full((5,), -1, "i32")
     k, v = rng.standard_normal((1, 2, 3)).astype(np.float32), rng.standard_normal((1, 2, 3)).astype(np.float32)
     ops.capturing = True
     try:
@@ -292,7 +285,7 @@ def test_kv_write_from_pos(ops, kv_cells):
 
 
 @pytest.mark.parametrize("mode,n_dims,has_w", [("neox", 16, True), ("norm", 12, True), ("neox", 20, False)])
-def test_norm_rope_and_kv_write(ops, ref, kv_cells, mode, n_dims, has_w):
+def test_norm_rope_and_kv_write(ops, ref, mode, n_dims, has_w):
     """The fused per-head norm + rope (+ K/V cache write) kernel against the NumPy ops one by one."""
     rng = np.random.default_rng(n_dims)
     T, H, D = 3, 5, 20
@@ -306,7 +299,7 @@ def test_norm_rope_and_kv_write(ops, ref, kv_cells, mode, n_dims, has_w):
     got = ops.norm_rope(ops.from_numpy(x), tw, 1e-6, ops.from_numpy(pos), p)
     assert rel(ops.to_numpy(got), want) < 1e-5
     assert rel(ops.to_numpy(ops.rope(ops.from_numpy(x), ops.from_numpy(pos), p)), ref.rope(x, pos, p)) < 1e-5
-    ck, cv, cp = ops.kv_cells((6, H, D), "f16"), ops.kv_cells((6, H, 8), "f16"), ops.full((6,), -1, "i32")
+    ck, cv, cp = ops.zeros((6, H, D), "f16"), ops.zeros((6, H, 8), "f16"), ops.full((6,), -1, "i32")
     slots = np.array([4, 5, 0], np.int32)
     got = ops.norm_rope_kv_write(ops.from_numpy(x), tw, 1e-6, ops.from_numpy(v), ops.from_numpy(pos), p, None,
                                  ck, cv, cp, ops.from_numpy(slots))

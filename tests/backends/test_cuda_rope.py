@@ -124,7 +124,7 @@ def _rope_params(mode: str, n_dims: int, yarn: bool = False) -> RopeParams:
 
 @pytest.mark.parametrize("one_head", [False, True], ids=["blocks", "one_head"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c)))
-def test_rope_qk_kv_write(ops, ref, kel, monkeypatch, kv_cells, case, one_head):
+def test_rope_qk_kv_write(ops, ref, kel, monkeypatch, case, one_head):
     """The CUDA one-launch Q + K rope (+ norms, + cache write) against the NumPy backend."""
     mode, n_dims, Dh, Dv, Hq, Hk, T, norms, with_ff = case
     if one_head:  # one head per program: every block boundary exercised
@@ -135,7 +135,7 @@ def test_rope_qk_kv_write(ops, ref, kel, monkeypatch, kv_cells, case, one_head):
     want = ref.rope_qk_kv_write(q, k, v, pos, p, ff, ck, cv, cp, slots, q_norm=qw, k_norm=kw, eps=EPS)
     for kv_dtype in ("f32", "f16"):
         C = ops.from_numpy
-        gk, gv, gp = ops.kv_cells(ck.shape, kv_dtype), ops.kv_cells(cv.shape, kv_dtype), ops.full(cp.shape, -1, "i32")
+        gk, gv, gp = ops.zeros(ck.shape, kv_dtype), ops.zeros(cv.shape, kv_dtype), ops.full(cp.shape, -1, "i32")
         got = ops.rope_qk_kv_write(C(q), C(k), C(v), C(pos), p, C(ff) if with_ff else None, gk, gv, gp, C(slots),
                                    q_norm=C(qw) if norms else None, k_norm=C(kw) if norms else None, eps=EPS)
         assert got.shape == want.shape and rel(ops.to_numpy(got), want) < 1e-5
@@ -167,7 +167,7 @@ def test_rope_qk_kv_write_yarn_and_capture(ops, ref):
 
 @pytest.mark.parametrize("one_head", [False, True], ids=["blocks", "one_head"])
 @pytest.mark.parametrize("mode,n_dims,norm", [("neox", 48, True), ("norm", 64, False), ("norm", 40, True)])
-def test_rope_multi_program(ops, ref, kel, monkeypatch, kv_cells, mode, n_dims, norm, one_head):
+def test_rope_multi_program(ops, ref, kel, monkeypatch, mode, n_dims, norm, one_head):
     """The single-tensor rope (q-only layers, prefill) over programs of a few heads, and its KV form."""
     if one_head:
         monkeypatch.setattr(kel, "ROPE_BLOCK", 1)
@@ -178,7 +178,7 @@ def test_rope_multi_program(ops, ref, kel, monkeypatch, kv_cells, mode, n_dims, 
     want = ref.norm_rope(q, qw, EPS, pos, p) if norm else ref.rope(q, pos, p)
     got = ops.norm_rope(C(q), C(qw), EPS, C(pos), p) if norm else ops.rope(C(q), C(pos), p)
     assert rel(ops.to_numpy(got), want) < 1e-5
-    gk, gv, gp = ops.kv_cells(ck.shape, "f32"), ops.kv_cells(cv.shape, "f32"), ops.full(cp.shape, -1, "i32")
+    gk, gv, gp = ops.zeros(ck.shape, "f32"), ops.zeros(cv.shape, "f32"), ops.full(cp.shape, -1, "i32")
     if norm:
         want = ref.norm_rope_kv_write(k, qw, EPS, v, pos, p, None, ck, cv, cp, slots)
         got = ops.norm_rope_kv_write(C(k), C(qw), EPS, C(v), C(pos), p, None, gk, gv, gp, C(slots))
@@ -204,7 +204,7 @@ ATTN_CASES = [  # (mode, n_dims, Dh, Dv, Hq, Hk, T, norms, freq factors, window,
 
 @pytest.mark.parametrize("splits,cdt", [(5, np.float32), (1, np.float32), (5, np.float16), (1, np.float16)])
 @pytest.mark.parametrize("case", ATTN_CASES, ids=lambda c: "-".join(map(str, c[:7] + c[-1:])))
-def test_rope_qk_attention(ops, ref, monkeypatch, kv_cells, case, splits, cdt):
+def test_rope_qk_attention(ops, ref, monkeypatch, case, splits, cdt):
     """`rope_qk_attention` (the decode attention's split programs doing the norms, the rope and the KV write)
     against the NumPy backend's composition: the output and every cache cell, over several splits or one (which
     writes the output itself), on f32 and f16 cells."""
@@ -228,7 +228,7 @@ def test_rope_qk_attention(ops, ref, monkeypatch, kv_cells, case, splits, cdt):
     ff = rng.uniform(0.5, 4.0, n_dims // 2).astype(f) if with_ff else None
     p = _rope_params(mode, n_dims)
     C = ops.from_numpy
-    gk, gv, gp = kv_cells(ops, ck), kv_cells(ops, cv), C(cp)
+    gk, gv, gp = C(ck), C(cv), C(cp)
     want_kv = (ck.copy(), cv.copy(), cp.copy())
     want = ref.rope_qk_attention(q, k, v, pos, p, ff, *want_kv, slots, n_kv, 0.3, window=window, q_norm=qw,
                                  k_norm=kw, eps=EPS)

@@ -52,6 +52,10 @@ def _filled(ref, rng, S, H, D, DV, n, holes=()):
     return ck, cv, cp
 
 
+def _to(ops, c: Q8Cells) -> Q8Cells:
+    return Q8Cells(ops.from_numpy(c.q), ops.from_numpy(c.d))
+
+
 def _np(ops, c: Q8Cells) -> Q8Cells:
     return Q8Cells(ops.to_numpy(c.q), ops.to_numpy(c.d))
 
@@ -103,7 +107,7 @@ def test_kv_types_are_checked():
 
 
 @pytest.mark.parametrize("T,slots", [(1, [4]), (3, [0, 6, 2])])
-def test_cuda_kv_write_matches_numpy(ops, ref, kv_cells, T, slots):
+def test_cuda_kv_write_matches_numpy(ops, ref, T, slots):
     rng = np.random.default_rng(T)
     S, H, D, DV = 7, 3, 96, 64  # D = 96: three blocks, padded to four in the kernel
     k, v = (rng.standard_normal((T, H, D)) * 4).astype(F), rng.standard_normal((T, H, DV)).astype(F)
@@ -127,7 +131,7 @@ ATTN = [(1, 6, 2, 64, 32, 53, 41, 0, 0.0), (4, 8, 2, 32, 64, 40, 33, 5, 0.0), (2
 
 
 @pytest.mark.parametrize("case", ATTN, ids=lambda c: "T{}-h{}x{}-d{}x{}".format(*c[:5]))
-def test_cuda_attention_on_q8_cells(ops, ref, kv_cells, case):
+def test_cuda_attention_on_q8_cells(ops, ref, case):
     T, Hq, Hkv, D, DV, S, n_kv, window, cap = case
     rng = np.random.default_rng(sum(case[:7]))
     ck, cv, cp = _filled(ref, rng, S, Hkv, D, DV, n_kv, holes=rng.choice(n_kv - T, 2, replace=False))
@@ -136,13 +140,13 @@ def test_cuda_attention_on_q8_cells(ops, ref, kv_cells, case):
     want = ref.attention(q, ck, cv, q_pos, cp, n_kv, 0.2, window=window, softcap=cap)
     C = ops.from_numpy
     for n in (n_kv, S):  # a captured graph passes every cell
-        got = ops.attention(C(q), kv_cells(ops, ck), kv_cells(ops, cv), C(q_pos), C(cp), n, 0.2, window=window, softcap=cap)
+        got = ops.attention(C(q), _to(ops, ck), _to(ops, cv), C(q_pos), C(cp), n, 0.2, window=window, softcap=cap)
         err = rel(ops.to_numpy(got), want)
         assert err < (TOL if T <= 16 else 3e-3), (n, err)  # past 16 rows the prefill kernel: f16 Q and P operands
 
 
 @pytest.mark.parametrize("T,norms", [(1, True), (3, False)])
-def test_cuda_rope_qk_attention_writes_q8_cells(ops, ref, monkeypatch, kv_cells, T, norms):
+def test_cuda_rope_qk_attention_writes_q8_cells(ops, ref, monkeypatch, T, norms):
     """The decode split kernel's own rope + KV write into q8_0 cells, over several splits."""
     import zinc.backends.cuda.ops as cuda_ops
 
@@ -155,7 +159,7 @@ def test_cuda_rope_qk_attention_writes_q8_cells(ops, ref, monkeypatch, kv_cells,
     pos = np.arange(P0, P0 + T, dtype=np.int32)
     p = RopeParams(Dh, "neox", 1e4)
     C = ops.from_numpy
-    gk, gv, gp = kv_cells(ops, ck), kv_cells(ops, cv), C(cp)
+    gk, gv, gp = _to(ops, ck), _to(ops, cv), C(cp)
     want = ref.rope_qk_attention(q, k, v, pos, p, None, ck, cv, cp, pos, S, 0.3, q_norm=qw, k_norm=kw, eps=1e-6)
     got = ops.rope_qk_attention(C(q), C(k), C(v), C(pos), p, None, gk, gv, gp, C(pos), S, 0.3,
                                 q_norm=None if qw is None else C(qw), k_norm=None if kw is None else C(kw), eps=1e-6)
@@ -168,7 +172,7 @@ def test_cuda_rope_qk_attention_writes_q8_cells(ops, ref, monkeypatch, kv_cells,
 
 
 @pytest.mark.parametrize("fused", ["rope_qk_kv_write", "norm_rope_kv_write"])
-def test_cuda_rope_kv_write_into_q8_cells(ops, ref, kv_cells, fused):
+def test_cuda_rope_kv_write_into_q8_cells(ops, ref, fused):
     """The other cache writers (prefill and families that scale Q): the rope kernels, then the q8_0 write."""
     rng = np.random.default_rng(11)
     T, Hq, Hk, Dh, Dv, S = 5, 4, 2, 32, 64, 9

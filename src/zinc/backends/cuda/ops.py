@@ -39,7 +39,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from zinc.backends.base import BaseOps, Q8Cells, QTensor, RopeParams
+from zinc.backends.base import BaseOps, QTensor, RopeParams
 from zinc.backends.cpu.ops import imrope_text_mask, yarn_corr_dims
 from zinc.backends.cuda.kernels import attention as kattn
 from zinc.backends.cuda.kernels import elementwise as kel
@@ -76,10 +76,6 @@ PDL = True
 # both launch plainly, the combine lets the output projection launch at its start (H100, Qwen3-8B: replay 2,318 ->
 # 2,310 us; the split launched early, with or without its trigger, 2,327-2,356 us: bench/RESULTS.md, session 25)
 ATTN_PDL = ((0, 0), (0, 1))
-# KV cells laid out head-major ((Hkv, S, D) seen as (S, Hkv, D): each decode-attention program streams one contiguous
-# run of its head's cells, where cell-major cells give it 256-byte pieces 2 KB apart for Qwen3-8B); every cache kernel
-# takes either layout (`kvq8.row`). Not yet measured on a GPU: bench/cuda_attn_layout.py, bench/calls/gpu_s27a.sh
-KV_HEAD_MAJOR = False
 
 
 def _triton_launches_pdl() -> bool:
@@ -153,16 +149,6 @@ class CudaOps(BaseOps):
 
     def full(self, shape: tuple[int, ...], value: float, dtype: str) -> torch.Tensor:
         return torch.full(shape, value, dtype=_DTYPES[dtype], device=self.device)
-
-    def kv_cells(self, shape, dtype):
-        """Zeroed cells (S, H, D) as the base class makes them; head-major with KV_HEAD_MAJOR (`kvq8.head_major`)."""
-        if not KV_HEAD_MAJOR:
-            return super().kv_cells(shape, dtype)
-        s, h, d = shape
-        cells = super().kv_cells((h, s, d), dtype)
-        if isinstance(cells, Q8Cells):
-            return Q8Cells(cells.q.permute(1, 0, 2), cells.d.permute(1, 0, 2))
-        return cells.permute(1, 0, 2)
 
     def capabilities(self) -> dict[str, frozenset[GGMLType]]:
         return {"embed": SUPPORTED, "matmul": SUPPORTED, "matmul_experts": SUPPORTED}

@@ -161,7 +161,7 @@ def _softmax_step(s, kp, qp, m_i, l_i, scale2, cap, window, SOFTCAP: tl.constexp
 def _rope_kv(q, k, v, q_pos, kv_pos, qw, knew, kw, vnew, rc, slots, eps, mscale, kd, vd, head, rm, t, hk, T, S,
              start, end, n_eff, D: tl.constexpr, DV: tl.constexpr, DP: tl.constexpr,
              DVP: tl.constexpr, HKV: tl.constexpr, NDIMS: tl.constexpr, NEOX: tl.constexpr, QNORM: tl.constexpr,
-             KNORM: tl.constexpr, FROM_POS: tl.constexpr, ONE: tl.constexpr, Q8: tl.constexpr, HM: tl.constexpr):
+             KNORM: tl.constexpr, FROM_POS: tl.constexpr, ONE: tl.constexpr, Q8: tl.constexpr):
     """The split program's rope part (`attn_split_kernel` ROPE): its rotated query rows (BM, DP); the new tokens'
     keys and values written to their cells by the program whose cells hold them (split 0 those past the extent),
     which then waits at a barrier so its loop reads them back. The query's loads are issued before any math."""
@@ -189,7 +189,7 @@ def _rope_kv(q, k, v, q_pos, kv_pos, qw, knew, kw, vnew, rc, slots, eps, mscale,
             else:
                 kcs, ksn = _rope_trig(q_pos, rc, t1, one, mscale, NDIMS, NEOX, DP)
             kr = _rope_rows(ks, kp2, kws, kwp, D, eps, kcs, ksn, NDIMS, NEOX, KNORM, DP)
-            ch = kvq8.row(cell, hk, S, HKV, HM)
+            ch = cell * HKV + hk
             if Q8:
                 kvq8.store(tl.reshape(kr, (DP // 32, 32)), k + ch * D, kd + ch * (D // 32), D // 32, True, DP // 32)
                 kvq8.store(tl.reshape(vv, (DVP // 32, 32)), v + ch * DV, vd + ch * (DV // 32), DV // 32, True,
@@ -226,23 +226,18 @@ def _finish(m_i, l_i, acc, head, rm, sinks, out, xq, xd, xs, HQ, BM: tl.constexp
 
 
 @triton.jit
-def _tiles(k, v, kd, vd, kv_pos, s0, end, hk, S, HKV: tl.constexpr, D: tl.constexpr, DV: tl.constexpr,
-           DP: tl.constexpr, DVP: tl.constexpr, BS: tl.constexpr, Q8: tl.constexpr, EVEN: tl.constexpr,
-           HM: tl.constexpr):
+def _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV: tl.constexpr, D: tl.constexpr, DV: tl.constexpr,
+           DP: tl.constexpr, DVP: tl.constexpr, BS: tl.constexpr, Q8: tl.constexpr, EVEN: tl.constexpr):
     """The K tile (DP, BS) and V tile (BS, DVP) of cells s0 + [0, BS) (those past `end` read as 0) and their
     positions (-1 past end), offset from the block's first cell in int32; EVEN (D = DP, DV = DVP): masks per
-    cell only. HM: head-major cells (`kvq8.row`)."""
+    cell only."""
     c = tl.arange(0, BS)
     cm = s0 + c < end
     dd = tl.arange(0, DP)
     dv = tl.arange(0, DVP)
-    first = kvq8.row(s0, hk, S, HKV, HM)  # int64: caches of billions of values
-    if HM:  # the block's rows from its first
-        cr = c
-    else:
-        cr = c * HKV
+    first = hk.to(tl.int64) + s0 * HKV  # int64: caches of billions of values
     if Q8:
-        ch = cr.to(tl.int64) + first
+        ch = (c * HKV).to(tl.int64) + first
         kt = kvq8.load_cols(k, kd, ch, cm, D, DP // 32, tl.float16)
         vt = kvq8.load_rows(v, vd, ch, cm, DV, DVP // 32, tl.float16)
     else:
@@ -251,8 +246,8 @@ def _tiles(k, v, kd, vd, kv_pos, s0, end, hk, S, HKV: tl.constexpr, D: tl.conste
         if not EVEN:
             km = km & (dd < D)[:, None]
             vm = vm & (dv < DV)[None, :]
-        kt = tl.load(k + first * D + (cr * D)[None, :] + dd[:, None], mask=km, other=0.0)
-        vt = tl.load(v + first * DV + (cr * DV)[:, None] + dv[None, :], mask=vm, other=0.0)
+        kt = tl.load(k + first * D + (c * (HKV * D))[None, :] + dd[:, None], mask=km, other=0.0)
+        vt = tl.load(v + first * DV + (c * (HKV * DV))[:, None] + dv[None, :], mask=vm, other=0.0)
     kp = tl.load(kv_pos + s0 + c, mask=cm, other=-1)
     return kt, vt, kp
 
@@ -267,7 +262,7 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
                       QNORM: tl.constexpr = False, KNORM: tl.constexpr = False, FROM_POS: tl.constexpr = False,
                       ONE: tl.constexpr = False, Q8: tl.constexpr = False, FINAL: tl.constexpr = False,
                       HAS_SINK: tl.constexpr = False, QUANT: tl.constexpr = False, PDL: tl.constexpr = 0,
-                      TRIG: tl.constexpr = 0, HM: tl.constexpr = False):
+                      TRIG: tl.constexpr = 0):
     pid = tl.program_id(0)
     sp = tl.program_id(1)
     if TRIG == 1:  # a programmatic dependent launch (`mmvs.pdl_options`): the next launch may start now
@@ -292,7 +287,7 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
     dv = tl.arange(0, DVP)
     if ROPE:
         qv = _rope_kv(q, k, v, q_pos, kv_pos, qw, knew, kw, vnew, rc, slots, eps, mscale, kd, vd, head, rm, t, hk, T,
-                      S, start, end, n_eff, D, DV, DP, DVP, HKV, NDIMS, NEOX, QNORM, KNORM, FROM_POS, ONE, Q8, HM)
+                      S, start, end, n_eff, D, DV, DP, DVP, HKV, NDIMS, NEOX, QNORM, KNORM, FROM_POS, ONE, Q8)
     else:
         qv = tl.load(q + head[:, None] * D + dd[None, :], mask=rm[:, None] & (dd < D)[None, :], other=0.0)
     scale2 = scale * 1.4426950408889634  # scores in base 2
@@ -303,8 +298,7 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
     l_i = tl.zeros([BM], tl.float32)
     acc = tl.zeros([BM, DVP], tl.float32)
     for s0 in range(start, end, BS):
-        kt, vt, kp = _tiles(k, v, kd, vd, kv_pos, s0, end, hk, S, HKV, D, DV, DP, DVP, BS, Q8, D == DP and DV == DVP,
-                            HM)
+        kt, vt, kp = _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV, D, DV, DP, DVP, BS, Q8, D == DP and DV == DVP)
         s = _mma(qh, ql, kt, tl.zeros([BM, BS], tl.float32), KV16, EXACT)  # (BM, BS)
         m_new, p, alpha, l_i = _softmax_step(s, kp, qp, m_i, l_i, scale2, cap, window, SOFTCAP, ONE)
         ph, pl = _operand(p, KV16)
@@ -384,8 +378,7 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
                      sinks, scratch, out, nsplit: int = 32, bs: int = 64, warps: int | None = None,
                      stages: int = STAGES, exact: bool = True, q8=None, rope=None, combine_dims: int = 0,
                      pdl: tuple = ((0, 0), (0, 0))) -> None:
-    """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32 (or `Q8Cells`), both cell-major or both head-major
-    (`kvq8`); out (T, Hq, DV) f32;
+    """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32 (or `Q8Cells`); out (T, Hq, DV) f32;
     scratch: (m, l, o) of T * Hq * nsplit rows. bs, stages, warps: see `tiles`. q8: (xq, xd, xs) of
     `mmvq.q8_buffers(T, Hq * DV)` to also get the output on 8 bits (DV a power of two >= 32). combine_dims: the
     output dims a combine program merges (a multiple of 32 dividing DV, or DV's power of two), instead of the rule
@@ -404,7 +397,6 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
     r = hq // hkv
     m, l, o = scratch
     q8c = isinstance(k, Q8Cells)  # q8_0 cells: dequantized to f16 operands as they are read
-    hm = kvq8.head_major(k, v)
     (k, kd), (v, vd) = kvq8.planes(k), kvq8.planes(v)
     bm, bs, stages, warps = tiles(t * r, d, dv, bs, stages, warps, 2 if q8c else k.element_size())
     dp, dvp = max(16, triton.next_power_of_2(d)), max(16, triton.next_power_of_2(dv))
@@ -423,7 +415,7 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
         q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, *extra, kd, vd, snk,
         out, xq, xd, xs, hq, R=r, D=d, DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap),
         KV16=q8c or k.element_size() == 2, EXACT=exact, Q8=q8c, FINAL=final, HAS_SINK=sinks is not None,
-        QUANT=q8 is not None, HM=hm, num_warps=warps, num_stages=stages, **meta, **pdl_options(pdl[0], q))
+        QUANT=q8 is not None, num_warps=warps, num_stages=stages, **meta, **pdl_options(pdl[0], q))
     if final:
         return
     nsp, dvp = max(2, triton.next_power_of_2(nsplit)), triton.next_power_of_2(dv)

@@ -54,15 +54,14 @@ def cos_sin(th):
 @triton.jit
 def _rope_heads(x, w, out, pos, c, t, h0, H, Dh, eps, mscale, slots, ck, cv, cpos, v, S, DV, NDIMS: tl.constexpr,
                 NEOX: tl.constexpr, NORM: tl.constexpr, HAS_W: tl.constexpr, OUT: tl.constexpr, KV: tl.constexpr,
-                FROM_POS: tl.constexpr, BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr, BV: tl.constexpr,
-                HM: tl.constexpr):
+                FROM_POS: tl.constexpr, BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr, BV: tl.constexpr):
     """Heads [h0, h0 + BH) of token t of x (T, H, Dh): rotate the first NDIMS dims of each by angle
     pos[t] * c[i] for pair i (NEOX pairs (i, i + NDIMS/2), NORM pairs (2i, 2i+1)), dims past NDIMS
     copied; stored to out with OUT.
 
     NORM: each head is first RMS-normed (eps, times w (Dh,) with HAS_W). KV: the result also goes
     to the cache cell of the token (slots[t], or pos[t] % S when FROM_POS), with the same heads of
-    v (T, H, DV) beside it, and the block of head 0 stores the position in cpos (HM: head-major cells, `kvq8.row`)."""
+    v (T, H, DV) beside it, and the block of head 0 stores the position in cpos."""
     half: tl.constexpr = NDIMS // 2
     i = tl.arange(0, HP)[None, :]
     h = h0 + tl.arange(0, BH)[:, None]
@@ -105,8 +104,7 @@ def _rope_heads(x, w, out, pos, c, t, h0, H, Dh, eps, mscale, slots, ck, cv, cpo
             cell = (p % S).to(tl.int64)
         else:
             cell = tl.load(slots + t).to(tl.int64)
-        r = kvq8.row(cell, h, S, H, HM)
-        cb = r * Dh
+        cb = cell * H * Dh + h * Dh
         ty = ck.dtype.element_ty
         tl.store(ck + cb + i0, y0.to(ty), mask=hm)
         tl.store(ck + cb + i1, y1.to(ty), mask=hm)
@@ -114,25 +112,23 @@ def _rope_heads(x, w, out, pos, c, t, h0, H, Dh, eps, mscale, slots, ck, cv, cpo
         ov = tl.arange(0, BV)[None, :]
         vm = (h < H) & (ov < DV)
         vv = tl.load(v + t.to(tl.int64) * H * DV + h * DV + ov, mask=vm)
-        tl.store(cv + r * DV + ov, vv.to(cv.dtype.element_ty), mask=vm)
+        tl.store(cv + cell * H * DV + h * DV + ov, vv.to(cv.dtype.element_ty), mask=vm)
         tl.store(cpos + cell, p, mask=h0 == 0)
 
 
 @triton.jit
 def rope_kernel(x, w, pos, c, out, slots, ck, cv, cpos, v, H, Dh, S, DV, eps, mscale, NDIMS: tl.constexpr,
                 NEOX: tl.constexpr, NORM: tl.constexpr, HAS_W: tl.constexpr, KV: tl.constexpr,
-                FROM_POS: tl.constexpr, BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr, BV: tl.constexpr,
-                HM: tl.constexpr = False):
+                FROM_POS: tl.constexpr, BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr, BV: tl.constexpr):
     """`_rope_heads` of x (T, H, Dh) into out (and the cache with KV); grid (T, cdiv(H, BH))."""
     _rope_heads(x, w, out, pos, c, tl.program_id(0), tl.program_id(1) * BH, H, Dh, eps, mscale, slots, ck, cv,
-                cpos, v, S, DV, NDIMS, NEOX, NORM, HAS_W, True, KV, FROM_POS, BH, HP, DP, BV, HM)
+                cpos, v, S, DV, NDIMS, NEOX, NORM, HAS_W, True, KV, FROM_POS, BH, HP, DP, BV)
 
 
 @triton.jit
 def rope_qk_kernel(q, qw, qout, k, kw, pos, c, slots, ck, cv, cpos, v, HQ, HK, Dh, S, DV, eps, mscale,
                    NDIMS: tl.constexpr, NEOX: tl.constexpr, QNORM: tl.constexpr, KNORM: tl.constexpr,
-                   FROM_POS: tl.constexpr, BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr, BV: tl.constexpr,
-                   HM: tl.constexpr = False):
+                   FROM_POS: tl.constexpr, BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr, BV: tl.constexpr):
     """q (T, HQ, Dh) and k (T, HK, Dh) in one launch, grid (T, cdiv(HQ, BH) + cdiv(HK, BH)): the
     first blocks of heads rope q into qout, the rest rope k into the cache cells (with v beside it).
     QNORM / KNORM: that side is first RMS-normed per head and times its weight qw / kw (Dh,)."""
@@ -141,10 +137,10 @@ def rope_qk_kernel(q, qw, qout, k, kw, pos, c, slots, ck, cv, cpos, v, HQ, HK, D
     nq = tl.cdiv(HQ, BH)
     if b < nq:
         _rope_heads(q, qw, qout, pos, c, t, b * BH, HQ, Dh, eps, mscale, slots, ck, cv, cpos, v, S, DV, NDIMS, NEOX,
-                    QNORM, QNORM, True, False, FROM_POS, BH, HP, DP, BV, HM)
+                    QNORM, QNORM, True, False, FROM_POS, BH, HP, DP, BV)
     else:
         _rope_heads(k, kw, k, pos, c, t, (b - nq) * BH, HK, Dh, eps, mscale, slots, ck, cv, cpos, v, S, DV, NDIMS,
-                    NEOX, KNORM, KNORM, False, True, FROM_POS, BH, HP, DP, BV, HM)
+                    NEOX, KNORM, KNORM, False, True, FROM_POS, BH, HP, DP, BV)
 
 
 @triton.jit
@@ -187,48 +183,43 @@ def rms_norm(x, w, eps: float, out, res=None, sum_out=None) -> None:
 
 
 @triton.jit
-def kv_write_kernel(k, v, pos, slots, ck, cv, cpos, ckd, cvd, S, H, DK, DV, FROM_POS: tl.constexpr, BK: tl.constexpr,
-                    BV: tl.constexpr, Q8: tl.constexpr = False, HM: tl.constexpr = False):
-    """Head h of token t into its cell c (slots[t], or pos[t] % S): ck[c, h] = k[t, h], cv[c, h] = v[t, h], and
-    cpos[c] = pos[t]; grid (T, H). Q8: the cells are q8_0 (`kvq8`), values in ck / cv and scales in ckd / cvd;
-    HM: head-major cells (`kvq8.row`)."""
+def kv_write_kernel(k, v, pos, slots, ck, cv, cpos, ckd, cvd, S, NK, NV, FROM_POS: tl.constexpr, BK: tl.constexpr,
+                    BV: tl.constexpr, Q8: tl.constexpr = False):
+    """Cell c of token t (slots[t], or pos[t] % S): ck[c] = k[t], cv[c] = v[t], cpos[c] = pos[t]; grid (T,).
+    Q8: the cells are q8_0 (`kvq8`), values in ck / cv and scales in ckd / cvd."""
     t = tl.program_id(0)
-    h = tl.program_id(1)
     p = tl.load(pos + t)
     if FROM_POS:
         c = (p % S).to(tl.int64)
     else:
         c = tl.load(slots + t).to(tl.int64)
-    r = kvq8.row(c, h, S, H, HM)
-    src = t.to(tl.int64) * H + h
     if Q8:
         b = tl.arange(0, BK // 32)[:, None] * 32 + tl.arange(0, 32)[None, :]
-        kvq8.store(tl.load(k + src * DK + b, mask=b < DK, other=0.0), ck + r * DK, ckd + r * (DK // 32), DK // 32,
+        kvq8.store(tl.load(k + t * NK + b, mask=b < NK, other=0.0), ck + c * NK, ckd + c * (NK // 32), NK // 32,
                    True, BK // 32)
         b = tl.arange(0, BV // 32)[:, None] * 32 + tl.arange(0, 32)[None, :]
-        kvq8.store(tl.load(v + src * DV + b, mask=b < DV, other=0.0), cv + r * DV, cvd + r * (DV // 32), DV // 32,
+        kvq8.store(tl.load(v + t * NV + b, mask=b < NV, other=0.0), cv + c * NV, cvd + c * (NV // 32), NV // 32,
                    True, BV // 32)
     else:
         ok = tl.arange(0, BK)
         ov = tl.arange(0, BV)
-        kv = tl.load(k + src * DK + ok, mask=ok < DK)
-        tl.store(ck + r * DK + ok, kv.to(ck.dtype.element_ty), mask=ok < DK)
-        vv = tl.load(v + src * DV + ov, mask=ov < DV)
-        tl.store(cv + r * DV + ov, vv.to(cv.dtype.element_ty), mask=ov < DV)
-    tl.store(cpos + c, p, mask=h == 0)
+        kv = tl.load(k + t * NK + ok, mask=ok < NK)
+        tl.store(ck + c * NK + ok, kv.to(ck.dtype.element_ty), mask=ok < NK)
+        vv = tl.load(v + t * NV + ov, mask=ov < NV)
+        tl.store(cv + c * NV + ov, vv.to(cv.dtype.element_ty), mask=ov < NV)
+    tl.store(cpos + c, p)
 
 
 def kv_write(k, v, pos, slots, ck, cv, cpos, from_pos: bool) -> None:
     """k (T, Hkv, Dk), v (T, Hkv, Dv) contiguous into the cache cells of each token (ck, cv: f16 / f32 tensors,
-    or `Q8Cells`; cell-major or head-major, `kvq8`)."""
-    t, h = k.shape[:2]
-    dk, dv = k[0].numel() // h, v[0].numel() // h
+    or `Q8Cells`)."""
+    t = k.shape[0]
+    nk, nv = k[0].numel(), v[0].numel()
     q8 = isinstance(ck, Q8Cells)
-    hm = kvq8.head_major(ck, cv)
     (ck, ckd), (cv, cvd) = kvq8.planes(ck), kvq8.planes(cv)
-    kv_write_kernel[(t, h)](k, v, pos, slots if slots is not None else pos, ck, cv, cpos, ckd, cvd, ck.shape[0], h,
-                            dk, dv, FROM_POS=from_pos, BK=max(32, triton.next_power_of_2(dk)),
-                            BV=max(32, triton.next_power_of_2(dv)), Q8=q8, HM=hm, num_warps=1)
+    kv_write_kernel[(t,)](k, v, pos, slots if slots is not None else pos, ck, cv, cpos, ckd, cvd, ck.shape[0], nk,
+                          nv, FROM_POS=from_pos, BK=max(32, triton.next_power_of_2(nk)),
+                          BV=max(32, triton.next_power_of_2(nv)), Q8=q8, num_warps=4)
 
 
 ROPE_BLOCK = 256  # elements (heads x padded head dim) per program of the rope kernels
@@ -259,7 +250,7 @@ def rope(x, pos, c, mscale: float, n_dims: int, neox: bool, out, norm_w=None, ep
     rope_kernel[(t, triton.cdiv(h, meta["BH"]))](
         x, norm_w if norm_w is not None else x, pos, c, out, slots if slots is not None else pos, ck, cv, cpos, v, h,
         dh, ck.shape[0], dv, eps, mscale, NDIMS=n_dims, NEOX=neox, NORM=norm, HAS_W=norm_w is not None,
-        KV=kv is not None, FROM_POS=from_pos, HM=kv is not None and kvq8.head_major(ck, cv), num_warps=warps, **meta)
+        KV=kv is not None, FROM_POS=from_pos, num_warps=warps, **meta)
 
 
 def rope_qk(q, k, pos, c, mscale: float, n_dims: int, neox: bool, q_out, kv, q_w=None, k_w=None,
@@ -281,7 +272,7 @@ def rope_qk(q, k, pos, c, mscale: float, n_dims: int, neox: bool, q_out, kv, q_w
         q, q_w if q_w is not None else q, q_out, k, k_w if k_w is not None else k, pos, c,
         slots if slots is not None else pos, ck, cv, cpos, v, hq, hk, dh, ck.shape[0], dv, eps, mscale,
         NDIMS=n_dims, NEOX=neox, QNORM=q_w is not None, KNORM=k_w is not None, FROM_POS=from_pos,
-        HM=kvq8.head_major(ck, cv), num_warps=warps, **meta)
+        num_warps=warps, **meta)
 
 
 def glu(g, u, act: str, out, block: int = 1024) -> None:

@@ -27,7 +27,7 @@ def flash_prefill_kernel(q, k, v, q_pos, kv_pos, sinks, out, T, S, scale, cap, w
                          HQ: tl.constexpr, HKV: tl.constexpr, D: tl.constexpr, DV: tl.constexpr,
                          DP: tl.constexpr, DVP: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
                          SOFTCAP: tl.constexpr, HAS_SINK: tl.constexpr, OP: tl.constexpr, PREC: tl.constexpr,
-                         Q8: tl.constexpr = False, HM: tl.constexpr = False):
+                         Q8: tl.constexpr = False):
     mb = tl.program_id(0)
     h = tl.program_id(1)
     hk = h // (HQ // HKV)
@@ -46,7 +46,7 @@ def flash_prefill_kernel(q, k, v, q_pos, kv_pos, sinks, out, T, S, scale, cap, w
     for s0 in range(0, n_eff, BN):
         cell = s0 + tl.arange(0, BN)
         cm = cell < n_eff
-        ch = kvq8.row(cell, hk, S, HKV, HM)
+        ch = cell.to(tl.int64) * HKV + hk
         if Q8:  # K^T read as (DP, BN) tiles: a (BN, DP) q8_0 tile transposed gave wrong scores on the H200 (Triton 3.6)
             kt = kvq8.load_cols(k, kd, ch, cm, D, DP // 32, OP)
         else:
@@ -96,8 +96,7 @@ def dequantize(c: Q8Cells):
 
 def prefill_attention(q, k, v, q_pos, kv_pos, scale: float, window: int, cap: float, sinks, out,
                       exact: bool = False) -> None:
-    """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32 cells (or `Q8Cells`, read dequantized), both
-    cell-major or both head-major (`kvq8`);
+    """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32 cells (or `Q8Cells`, read dequantized);
     out (T, Hq, DV) f32. exact: f32 dot operands in full precision (else f16 operands, as flash attention does)."""
     t, hq, d = q.shape
     s, hkv, dv = v.shape
@@ -105,7 +104,6 @@ def prefill_attention(q, k, v, q_pos, kv_pos, scale: float, window: int, cap: fl
     if q8 and dv == 32 and d > 32:  # the H200 (Triton 3.6) gave wrong values or read out of bounds for q8_0 cells of
         # these widths (64 x 32 and 128 x 32: bench/cuda_flash_q8_probe.py; no family has them): f16 copies of the cells
         k, v, q8 = dequantize(k), dequantize(v), False
-    hm = kvq8.head_major(k, v)
     (k, kd), (v, vd) = kvq8.planes(k), kvq8.planes(v)
     bm, bn, warps, stages = tiles(max(d, dv))
     flash_prefill_kernel[(triton.cdiv(t, bm), hq)](
@@ -113,4 +111,4 @@ def prefill_attention(q, k, v, q_pos, kv_pos, scale: float, window: int, cap: fl
         window, kd, vd, HQ=hq, HKV=hkv, D=d, DV=dv, DP=max(16, triton.next_power_of_2(d)),
         DVP=max(16, triton.next_power_of_2(dv)), BM=bm, BN=bn, SOFTCAP=bool(cap), HAS_SINK=sinks is not None,
         OP=tl.float32 if exact else tl.float16, PREC="ieee" if exact else "tf32", num_warps=warps,
-        Q8=q8, HM=hm, num_stages=1 if exact else stages)
+        Q8=q8, num_stages=1 if exact else stages)

@@ -1,8 +1,4 @@
-"""KV cells: their two layouts, and q8_0 cells (`zinc.backends.base.Q8Cells`): the helpers the cache kernels share.
-
-Cells (S, H, D) are cell-major (each cell's H heads side by side, as the op interface describes them) or head-major
-(a (H, S, D) array seen as (S, H, D): each head's cells one contiguous run, `CudaOps.kv_cells` with KV_HEAD_MAJOR).
-A kernel addresses the head rows of D values (and of D / 32 scales) through `row`, with HM from `head_major`.
+"""KV cells stored as q8_0 (`zinc.backends.base.Q8Cells`): the store and load halves the cache kernels share.
 
 A cell's head of D values is D / 32 ggml q8_0 blocks, kept as two planes: int8 values q (S, H, D) and f16
 scales d (S, H, D / 32). `store` quantizes as ggml's quantize_row_q8_0_ref does (d = amax / 127, values
@@ -19,34 +15,6 @@ import triton
 import triton.language as tl
 
 from zinc.backends.base import Q8Cells
-
-
-def head_major(*caches) -> bool:
-    """Whether the cells (S, H, D) (tensors or `Q8Cells`, each plane alike; all of them the same way) are laid out
-    head-major; ValueError naming the strides for any other layout or a mix."""
-    found = set()
-    for cells in caches:
-        for t in (cells.q, cells.d) if isinstance(cells, Q8Cells) else (cells,):
-            s, h, d = t.shape
-            if t.stride(2) == 1 and t.stride(1) == d and t.stride(0) == h * d:
-                found.add(False)
-            elif t.stride(2) == 1 and t.stride(0) == d and t.stride(1) == s * d:
-                found.add(True)
-            else:
-                raise ValueError(f"KV cells {tuple(t.shape)} with strides {t.stride()} are neither cell-major nor "
-                                 f"head-major")
-    if len(found) != 1:
-        raise ValueError("KV cells of one layer mix the cell-major and head-major layouts")
-    return found.pop()
-
-
-@triton.jit
-def row(cell, h, S, H, HM: tl.constexpr):
-    """The int64 index of head h's row of `cell` in cells (S, H, width): h * S + cell head-major (HM), else
-    cell * H + h; a value's offset is row * width + its index."""
-    if HM:
-        return tl.cast(h, tl.int64) * S + cell
-    return tl.cast(h, tl.int64) + cell * H  # cell * H stays under 2^31: no cache holds 2^31 head rows
 
 
 def planes(cells) -> tuple:
