@@ -33,7 +33,9 @@ import triton
 import triton.language as tl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).parent))
 
+from cuda_read_ceiling import _sum_kernel  # noqa: E402
 from zinc.backends.cuda.kernels import attention as kattn  # noqa: E402
 from zinc.backends.cuda.kernels import mmvq  # noqa: E402
 from zinc.backends.cuda.ops import attention_config  # noqa: E402
@@ -57,13 +59,19 @@ def _row(cell, h, S, H, HM: tl.constexpr):
 
 
 @triton.jit
+def _split(n, NSPLIT, BS: tl.constexpr, sp):
+    """Split sp's cells [start, end) of n, as `kattn.attn_split_kernel` divides them."""
+    chunk = tl.cdiv(tl.cdiv(n, NSPLIT), BS) * BS
+    start = sp * chunk
+    return start, tl.minimum(start + chunk, n)
+
+
+@triton.jit
 def _loads(k, v, out, n, S, NSPLIT, HKV: tl.constexpr, D: tl.constexpr, BS: tl.constexpr, HM: tl.constexpr):
     """The split kernel's K and V tile loads of head program_id(0)'s split program_id(1), summed."""
     hk = tl.program_id(0)
     sp = tl.program_id(1)
-    chunk = tl.cdiv(tl.cdiv(n, NSPLIT), BS) * BS
-    start = sp * chunk
-    end = tl.minimum(start + chunk, n)
+    start, end = _split(n, NSPLIT, BS, sp)
     c = tl.arange(0, BS)
     dd = tl.arange(0, D)
     acc = tl.zeros([D], tl.float32)
@@ -85,9 +93,7 @@ def _loads_cells(k, v, out, n, NSPLIT, W: tl.constexpr, BS: tl.constexpr):
     """A shadow of a split kernel whose programs take every head of their cells (cell-major rows of W = HKV * D
     values, one contiguous run a program): the K and V rows of split program_id(0)'s cells, summed."""
     sp = tl.program_id(0)
-    chunk = tl.cdiv(tl.cdiv(n, NSPLIT), BS) * BS
-    start = sp * chunk
-    end = tl.minimum(start + chunk, n)
+    start, end = _split(n, NSPLIT, BS, sp)
     c = tl.arange(0, BS)
     w = tl.arange(0, W)
     acc = tl.zeros([W], tl.float32)
@@ -97,16 +103,6 @@ def _loads_cells(k, v, out, n, NSPLIT, W: tl.constexpr, BS: tl.constexpr):
         acc += tl.sum(tl.load(k + o, mask=cm, other=0.0).to(tl.float32) + tl.load(v + o, mask=cm, other=0.0).to(
             tl.float32), axis=0)
     tl.store(out + sp * W + w, acc)
-
-
-@triton.jit
-def _stream(x, out, n, CHUNK: tl.constexpr, STEP: tl.constexpr):
-    base = tl.program_id(0).to(tl.int64) * CHUNK
-    acc = tl.zeros([STEP], dtype=tl.int32)
-    for o in range(0, CHUNK, STEP):
-        i = base + o + tl.arange(0, STEP)
-        acc += tl.load(x + i, mask=i < n, other=0)
-    tl.store(out + tl.program_id(0), tl.sum(acc))
 
 
 def _cells(S: int, head_major: bool, g: torch.Generator) -> torch.Tensor:
@@ -154,17 +150,18 @@ def run_case(S: int, n: int, head_major: bool, cfgs=None) -> list[dict]:
     def loads():
         for ck, cv in caches:
             _loads[(HKV, ns)](ck, cv, sums, n + 1, S, ns, HKV=HKV, D=D, BS=bs, HM=head_major, num_warps=warps or 4,
-                              num_stages=stages or kattn.STAGES)
-
-    flat = [torch.randint(0, 100, (nbytes // 4,), dtype=torch.int32, device="cuda") for _ in range(LAYERS)]
-    parts = torch.empty(triton.cdiv(nbytes // 4, 8192), dtype=torch.int32, device="cuda")
-
-    def stream():
-        for x in flat:
-            _stream[(triton.cdiv(x.numel(), 8192),)](x, parts, x.numel(), CHUNK=8192, STEP=1024, num_warps=4)
+                              num_stages=stages)
 
     rows = []
     lay = "head-major" if head_major else "cell-major"
+
+    def record(kernel: str, fn, **cfg) -> None:
+        us = _time(fn)
+        rows.append(dict(cells=S, tokens=n, layout=lay, kernel=kernel, **cfg, us=us, TBs=nbytes / us / 1e6))
+        if cfgs:
+            print(f"{S} {lay} {kernel}: " + " ".join(f"{k} {v}" for k, v in cfg.items())
+                  + f": {us:6.2f} us {nbytes / us / 1e6:.2f} TB/s", flush=True)
+
     if cfgs == "cells":
         for ns, bs, stages, warps in ((128, 16, 3, 4), (128, 16, 3, 8), (256, 8, 3, 4), (128, 8, 4, 4), (64, 16, 3, 4),
                                       (256, 16, 3, 4), (128, 32, 2, 8)):
@@ -173,29 +170,26 @@ def run_case(S: int, n: int, head_major: bool, cfgs=None) -> list[dict]:
             def cells():
                 for ck, cv in caches:
                     _loads_cells[(ns,)](ck, cv, part, n + 1, ns, W=HKV * D, BS=bs, num_warps=warps, num_stages=stages)
-            us = _time(cells)
-            rows.append(dict(cells=S, tokens=n, layout=lay, kernel="loads, all heads a program", splits=ns, bs=bs,
-                             stages=stages, warps=warps, us=us, TBs=nbytes / us / 1e6))
-            print(f"{S} all heads a program: splits {ns:3d} bs {bs:3d} stages {stages} warps {warps}: {us:6.2f} us "
-                  f"{nbytes / us / 1e6:.2f} TB/s", flush=True)
-        return rows
-    if cfgs:
-        for ns, bs, stages, warps in cfgs:
+            record("loads, all heads a program", cells, splits=ns, bs=bs, stages=stages, warps=warps)
+    elif cfgs:
+        for ns, bs, stages, warps in cfgs:  # attention() and loads() read these, scratch and sums at each call
             scratch = (torch.empty(HQ * ns, device="cuda"), torch.empty(HQ * ns, device="cuda"),
                        torch.empty((HQ * ns, D), device="cuda"))
             sums = torch.empty((HKV * ns, D), device="cuda")
-            for name, fn in (("attention", attention), ("loads", loads)):
-                us = _time(fn)
-                rows.append(dict(cells=S, tokens=n, layout=lay, kernel=name, splits=ns, bs=bs, stages=stages,
-                                 warps=warps, us=us, TBs=nbytes / us / 1e6))
-                print(f"{S} {lay} {name:9s} splits {ns:3d} bs {bs:3d} stages {stages} warps {warps}: {us:6.2f} us "
-                      f"{nbytes / us / 1e6:.2f} TB/s", flush=True)
-        return rows
-    for name, fn in (("attention", attention), ("loads", loads), ("stream", stream)):
-        us = _time(fn)
-        rows.append(dict(cells=S, tokens=n, layout=lay, kernel=name,
-                         splits=ns, bs=bs, us=us, TBs=nbytes / us / 1e6))
-    del caches, flat
+            record("attention", attention, splits=ns, bs=bs, stages=stages, warps=warps)
+            record("loads", loads, splits=ns, bs=bs, stages=stages, warps=warps)
+    else:
+        flat = [torch.randint(0, 100, (nbytes // 4,), dtype=torch.int32, device="cuda") for _ in range(LAYERS)]
+        parts = torch.empty(triton.cdiv(nbytes // 4, 8192), dtype=torch.int32, device="cuda")
+
+        def stream():
+            for x in flat:
+                _sum_kernel[(triton.cdiv(x.numel(), 8192),)](x, parts, x.numel(), CHUNK=8192, STEP=1024, num_warps=4)
+
+        for name, fn in (("attention", attention), ("loads", loads), ("stream", stream)):
+            record(name, fn, splits=ns, bs=bs)
+        del flat
+    del caches
     torch.cuda.empty_cache()
     return rows
 

@@ -8,8 +8,10 @@ softmax and P.V with `tl.dot`; it writes its running max, sum and un-normalised 
 (`attn_combine_kernel`, grid (T * Hq, DV / DC)) merges the splits (and the attention sink, when given).
 With one split (FINAL) Pass 1 writes the output itself (and its 8-bit form) and there is no Pass 2.
 
-The split kernel's time is the length of its instruction stream, run by one or two warps a scheduler, more than its
-loads (Nsight Compute: bench/RESULTS.md, session 22), so the loop keeps instructions few: tile loads are masked per
+On short caches the split kernel's time is the length of its instruction stream, run by one or two warps a scheduler,
+more than its loads (Nsight Compute: bench/RESULTS.md, session 22); on deep ones it waits on its tile loads, and a
+copy of it making only those loads is no faster (~2.2-2.4 TB/s on an H100, where a plain stream reaches 2.9, whatever
+the cells' layout, splits or pipeline stages: session 27). The loop keeps instructions few: tile loads are masked per
 cell only where the head dims are powers of two, offsets are int32 from the block's first cell, the softmax runs in
 base 2 with the score scale folded into the query rows (no softcap), and for one token the causal / window mask is
 worked out once per cell, not per (row, cell).
