@@ -1,0 +1,232 @@
+"""The decode attention's split loop with the cells as the MMA's long side: TMA tiles and warp-group MMAs.
+
+    python bench/cuda_attn_swab.py [--out DIR]      (on an H100 / H200)
+
+The backend's split kernel (`kattn.attn_split_kernel`) multiplies its query rows (16, padded from 4) by a K tile
+with Ampere-style MMAs: every K and V tile goes from shared memory into registers before each product, and its
+loads are cp.async copies issued by the program's warps. Here the product is turned around, S^T = K Q^T and
+O^T = V^T P^T, so a tile of BS cells is the (BS x D) operand that Hopper's warp-group MMA reads straight from
+shared memory, where a TMA copy (a host tensor descriptor of the cells viewed as (S, Hkv x D)) put it; only the
+(BS x 16) scores and the (DV x 16) accumulator live in registers, and P^T goes back through shared memory as the
+second product's other operand.
+
+Qwen3-8B's shapes (32 query heads, 8 KV heads, head dim 128, f16 cells), one token, q already rotated (both
+kernels without the rope prologue), the backend's combine after either. Each row is timed over 36 layers' caches
+in turn (the L2 holds none; median of a replayed CUDA graph, µs a layer; TB/s of the K + V bytes in use), with
+a loads-only TMA shadow (the same grid and tiles, summed). Checks every configuration's output against the
+backend kernel's (max abs difference) and an f32 PyTorch reference. Prints a table; --out writes attn-swab.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import torch
+import triton
+import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from zinc.backends.cuda.kernels import attention as kattn  # noqa: E402
+
+HQ, HKV, D = 32, 8, 128
+R = HQ // HKV
+LAYERS = 36
+NEG = tl.constexpr(-1.0e30)
+
+
+@triton.jit
+def swab_kernel(q, kdesc, vdesc, kv_pos, q_pos, m_out, l_out, o_out, n_kv, S, NSPLIT, R: tl.constexpr,
+                D: tl.constexpr, DV: tl.constexpr, BM: tl.constexpr, BS: tl.constexpr, LAZY_L: tl.constexpr):
+    """Split program_id(1) of KV head program_id(0): q (HQ, D) f32 rows already times the score scale in base 2;
+    writes the split's max (natural-log units), sum and un-normalised output as `attn_split_kernel` does.
+    LAZY_L: the softmax's sum kept per (cell, row) and reduced once after the loop (one cross-warp reduction a
+    step fewer)."""
+    hk = tl.program_id(0)
+    sp = tl.program_id(1)
+    i = tl.arange(0, BM)
+    rm = i < R
+    head = hk * R + i
+    dd = tl.arange(0, D)
+    dv = tl.arange(0, DV)
+    qv = tl.load(q + head[:, None] * D + dd[None, :], mask=rm[:, None], other=0.0)
+    qT = tl.trans(qv.to(tl.float16))  # (D, BM)
+    q0 = tl.load(q_pos)
+    n_eff = tl.minimum(tl.minimum(n_kv, S), q0 + 1)
+    chunk = tl.cdiv(tl.cdiv(n_eff, NSPLIT), BS) * BS
+    start = sp * chunk
+    end = tl.minimum(start + chunk, n_eff)
+    c = tl.arange(0, BS)
+    m_i = tl.full([BM], NEG, tl.float32)
+    l_i = tl.zeros([BM], tl.float32)
+    lp = tl.zeros([BS, BM], tl.float32)
+    accT = tl.zeros([DV, BM], tl.float32)
+    for s0 in range(start, end, BS):
+        kt = kdesc.load([s0, hk * D])  # (BS, D): cells past S read as 0
+        vt = vdesc.load([s0, hk * DV])  # (BS, DV)
+        kp = tl.load(kv_pos + s0 + c, mask=s0 + c < end, other=-1)
+        sT = tl.dot(kt, qT)  # (BS, BM)
+        vis = (kp >= 0) & (kp <= q0)
+        sT = tl.where(vis[:, None], sT, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(sT, axis=0))
+        p = tl.exp2(sT - m_new[None, :])
+        alpha = tl.exp2(m_i - m_new)
+        if LAZY_L:
+            lp = lp * alpha[None, :] + p
+        else:
+            l_i = l_i * alpha + tl.sum(p, axis=0)
+        accT = tl.dot(tl.trans(vt), p.to(tl.float16), accT * alpha[None, :])
+        m_i = m_new
+    if LAZY_L:
+        l_i = tl.sum(lp, axis=0)
+    row = head * NSPLIT + sp
+    tl.store(m_out + row, m_i * 0.6931471805599453, mask=rm)
+    tl.store(l_out + row, l_i, mask=rm)
+    tl.store(o_out + row[None, :] * DV + dv[:, None], accT, mask=rm[None, :])
+
+
+@triton.jit
+def tma_loads_kernel(kdesc, vdesc, out, n, NSPLIT, D: tl.constexpr, BS: tl.constexpr):
+    """The swab kernel's TMA tile loads alone (same grid and tiles), summed."""
+    hk = tl.program_id(0)
+    sp = tl.program_id(1)
+    chunk = tl.cdiv(tl.cdiv(n, NSPLIT), BS) * BS
+    start = sp * chunk
+    end = tl.minimum(start + chunk, n)
+    acc = tl.zeros([D], tl.float32)
+    for s0 in range(start, end, BS):
+        kt = kdesc.load([s0, hk * D])
+        vt = vdesc.load([s0, hk * D])
+        acc += tl.sum(kt.to(tl.float32) + vt.to(tl.float32), axis=0)
+    tl.store(out + (hk * NSPLIT + sp) * D + tl.arange(0, D), acc)
+
+
+def _time(fn) -> float:
+    fn()
+    torch.cuda.synchronize()
+    with torch.cuda.stream(torch.cuda.Stream()):
+        ms = float(triton.testing.do_bench_cudagraph(fn, rep=100, return_mode="median"))
+    return ms * 1e3 / LAYERS
+
+
+def _combine(m, l, o, out, ns):
+    nsp = max(2, triton.next_power_of_2(ns))
+    dc = kattn.COMBINE_DIMS if nsp * D > kattn.COMBINE_WHOLE else D
+    kattn.attn_combine_kernel[(HQ, triton.cdiv(D, dc))](m, l, o, m, out, m, m, m, HQ, NSPLIT=ns, NSP=nsp, DV=D, DC=dc,
+                                                         HAS_SINK=False, CH=min(nsp, max(2, 4096 // dc)), QUANT=False,
+                                                         num_warps=4 if nsp * dc >= 4096 else 1)
+
+
+def run_case(S: int, n: int, cfgs, rows: list) -> None:
+    """Cache of S cells holding n tokens (the new one's cell n included as written)."""
+    g = torch.Generator(device="cuda").manual_seed(0)
+    caches = [(torch.randn(S, HKV, D, device="cuda", generator=g).half(),
+               torch.randn(S, HKV, D, device="cuda", generator=g).half()) for _ in range(LAYERS)]
+    cp = torch.full((S,), -1, dtype=torch.int32, device="cuda")
+    cp[:n + 1] = torch.arange(n + 1, device="cuda", dtype=torch.int32)
+    pos = torch.tensor([n], dtype=torch.int32, device="cuda")
+    scale = 1.0 / math.sqrt(D)
+    q = torch.randn(1, HQ, D, device="cuda", generator=g)
+    q2 = (q[0] * scale * 1.4426950408889634).contiguous()
+    nbytes = (n + 1) * HKV * D * 2 * 2
+    # reference (f32) of layer 0
+    k0, v0 = caches[0][0][:n + 1].float(), caches[0][1][:n + 1].float()
+    kk = k0.repeat_interleave(R, dim=1)  # (n+1, HQ, D)
+    vv = v0.repeat_interleave(R, dim=1)
+    sc = torch.einsum("hd,chd->hc", q[0], kk) * scale
+    ref = torch.einsum("hc,chd->hd", torch.softmax(sc, dim=-1), vv)
+
+    def record(kernel, fn, out=None, **cfg):
+        us = _time(fn)
+        r = dict(cells=S, tokens=n + 1, kernel=kernel, **cfg, us=us, TBs=nbytes / us / 1e6)
+        if out is not None:
+            r["err_ref"] = float((out[0] - ref).abs().max())
+        rows.append(r)
+        print(f"{S:6d} {kernel:10s} " + " ".join(f"{k} {v}" for k, v in cfg.items())
+              + f": {us:7.2f} us {r['TBs']:.2f} TB/s" + (f" err {r['err_ref']:.2e}" if out is not None else ""),
+              flush=True)
+
+    base_out = None
+    for ns, bs, stages, warps in cfgs["backend"]:
+        out = torch.empty((1, HQ, D), device="cuda")
+        scratch = (torch.empty(HQ * ns, device="cuda"), torch.empty(HQ * ns, device="cuda"),
+                   torch.empty((HQ * ns, D), device="cuda"))
+
+        def backend(out=out, scratch=scratch, ns=ns, bs=bs, stages=stages, warps=warps):
+            for ck, cv in caches:
+                kattn.decode_attention(q, ck, cv, pos, cp, S, scale, 0, 0.0, None, scratch, out, nsplit=ns, bs=bs,
+                                       stages=stages, warps=warps, exact=False)
+        record("backend", backend, out, splits=ns, bs=bs, stages=stages, warps=warps)
+        if base_out is None:
+            base_out = out.clone()
+    for ns, bs, stages, warps, lazy in cfgs["swab"]:
+        out = torch.empty((1, HQ, D), device="cuda")
+        m, l, o = (torch.empty(HQ * ns, device="cuda"), torch.empty(HQ * ns, device="cuda"),
+                   torch.empty((HQ * ns, D), device="cuda"))
+        descs = [(TensorDescriptor.from_tensor(ck.view(S, HKV * D), [bs, D]),
+                  TensorDescriptor.from_tensor(cv.view(S, HKV * D), [bs, D])) for ck, cv in caches]
+
+        def swab(out=out, m=m, l=l, o=o, descs=descs, ns=ns, bs=bs, stages=stages, warps=warps, lazy=lazy):
+            for kd, vd in descs:
+                swab_kernel[(HKV, ns)](q2, kd, vd, cp, pos, m, l, o, S, S, ns, R=R, D=D, DV=D, BM=16, BS=bs,
+                                       LAZY_L=lazy, num_warps=warps, num_stages=stages)
+                _combine(m, l, o, out, ns)
+        try:
+            record("swab", swab, out, splits=ns, bs=bs, stages=stages, warps=warps, lazy=lazy)
+            rows[-1]["err_backend"] = float((out - base_out).abs().max())
+            print(f"    against the backend kernel: {rows[-1]['err_backend']:.2e}")
+        except Exception as e:  # noqa: BLE001 (a configuration that does not compile or fit)
+            print(f"{S} swab {ns} {bs} {stages} {warps} {lazy}: {type(e).__name__}: {str(e)[:200]}", flush=True)
+    for ns, bs, stages, warps in cfgs.get("loads", []):
+        sums = torch.empty((HKV * ns, D), device="cuda")
+        descs = [(TensorDescriptor.from_tensor(ck.view(S, HKV * D), [bs, D]),
+                  TensorDescriptor.from_tensor(cv.view(S, HKV * D), [bs, D])) for ck, cv in caches]
+
+        def loads(sums=sums, descs=descs, ns=ns, bs=bs, stages=stages, warps=warps):
+            for kd, vd in descs:
+                tma_loads_kernel[(HKV, ns)](kd, vd, sums, n + 1, ns, D=D, BS=bs, num_warps=warps, num_stages=stages)
+        try:
+            record("tma loads", loads, splits=ns, bs=bs, stages=stages, warps=warps)
+        except Exception as e:  # noqa: BLE001
+            print(f"{S} tma loads {ns} {bs} {stages} {warps}: {type(e).__name__}: {str(e)[:200]}", flush=True)
+    del caches
+    torch.cuda.empty_cache()
+
+
+CASES = {
+    16512: dict(backend=[(16, 128, 3, 4)],
+                swab=[(16, 128, 3, 4, False), (16, 128, 3, 4, True), (16, 64, 4, 4, True), (16, 128, 2, 4, True),
+                      (32, 64, 3, 4, True), (32, 64, 4, 4, True), (16, 128, 3, 8, True), (32, 128, 2, 4, True),
+                      (64, 64, 3, 4, True)],
+                loads=[(16, 128, 3, 4), (16, 64, 4, 4), (32, 64, 3, 4), (32, 64, 4, 4), (64, 64, 3, 4)]),
+    4224: dict(backend=[(16, 64, 3, 4)],
+               swab=[(16, 64, 3, 4, True), (16, 64, 3, 4, False), (8, 128, 3, 4, True), (16, 128, 3, 4, True),
+                     (32, 64, 3, 4, True)]),
+    128: dict(backend=[(4, 32, 3, 4), (2, 64, 3, 4)],
+              swab=[(2, 64, 3, 4, True), (2, 64, 3, 4, False), (1, 128, 2, 4, True), (4, 64, 3, 4, True),
+                    (2, 64, 2, 4, True)]),
+}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--cells", default="16512,4224,128")
+    a = ap.parse_args()
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+    rows: list = []
+    for S in (int(s) for s in a.cells.split(",")):
+        run_case(S, S - 128 if S > 256 else S - 1, CASES[S], rows)
+    if a.out:
+        a.out.mkdir(parents=True, exist_ok=True)
+        (a.out / "attn-swab.json").write_text(json.dumps(dict(device=torch.cuda.get_device_name(), rows=rows),
+                                                         indent=1))
+
+
+if __name__ == "__main__":
+    main()
