@@ -13,8 +13,10 @@ second product's other operand.
 Qwen3-8B's shapes (32 query heads, 8 KV heads, head dim 128, f16 cells), one token, q already rotated (both
 kernels without the rope prologue), the backend's combine after either. Each row is timed over 36 layers' caches
 in turn (the L2 holds none; median of a replayed CUDA graph, µs a layer; TB/s of the K + V bytes in use), with
-a loads-only TMA shadow (the same grid and tiles, summed). Checks every configuration's output against the
-backend kernel's (max abs difference) and an f32 PyTorch reference. Prints a table; --out writes attn-swab.json.
+a loads-only TMA shadow (the same grid and tiles, summed), and the backend's own kernel with and without its TMA form
+(`kattn.decode_attention(tma=True)`, which is this loop inside the split kernel), also with the rope prologue and
+KV write the decode step has. Checks every configuration's output against the backend kernel's (max abs
+difference) and an f32 PyTorch reference. Prints its rows as it goes; --out writes attn-swab.json.
 """
 
 from __future__ import annotations
@@ -151,19 +153,34 @@ def run_case(S: int, n: int, cfgs, rows: list) -> None:
               + f": {us:7.2f} us {r['TBs']:.2f} TB/s" + (f" err {r['err_ref']:.2e}" if out is not None else ""),
               flush=True)
 
-    base_out = None
-    for ns, bs, stages, warps in cfgs["backend"]:
+    base_out, rope_out = None, None
+    qw, kn, kw, vn = (torch.randn(*sh, device="cuda", generator=g) for sh in ((D,), (1, HKV, D), (D,), (1, HKV, D)))
+    c = torch.pow(1e6, -torch.arange(0, D // 2, device="cuda", dtype=torch.float32) / (D // 2))
+    for ns, bs, stages, warps, tma, rope in cfgs["backend"]:
         out = torch.empty((1, HQ, D), device="cuda")
         scratch = (torch.empty(HQ * ns, device="cuda"), torch.empty(HQ * ns, device="cuda"),
                    torch.empty((HQ * ns, D), device="cuda"))
+        rp = (qw, kn, kw, vn, c, None, 1e-6, 1.0, D, True, True) if rope else None
 
-        def backend(out=out, scratch=scratch, ns=ns, bs=bs, stages=stages, warps=warps):
+        def backend(out=out, scratch=scratch, ns=ns, bs=bs, stages=stages, warps=warps, tma=tma, rp=rp):
             for ck, cv in caches:
                 kattn.decode_attention(q, ck, cv, pos, cp, S, scale, 0, 0.0, None, scratch, out, nsplit=ns, bs=bs,
-                                       stages=stages, warps=warps, exact=False)
-        record("backend", backend, out, splits=ns, bs=bs, stages=stages, warps=warps)
-        if base_out is None:
-            base_out = out.clone()
+                                       stages=stages, warps=warps, exact=False, rope=rp, tma=tma)
+        try:
+            record("backend", backend, None if rope else out, splits=ns, bs=bs, stages=stages, warps=warps, tma=tma,
+                   rope=rope)
+        except Exception as e:  # noqa: BLE001
+            print(f"{S} backend {ns} {bs} {stages} {warps} {tma} {rope}: {type(e).__name__}: {str(e)[:200]}")
+            continue
+        first = rope_out if rope else base_out
+        if first is None:
+            if rope:
+                rope_out = out.clone()
+            else:
+                base_out = out.clone()
+        else:
+            rows[-1]["err_backend"] = float((out - first).abs().max())
+            print(f"    against the first row of its kind: {rows[-1]['err_backend']:.2e}")
     for ns, bs, stages, warps, lazy in cfgs["swab"]:
         out = torch.empty((1, HQ, D), device="cuda")
         m, l, o = (torch.empty(HQ * ns, device="cuda"), torch.empty(HQ * ns, device="cuda"),
@@ -198,18 +215,21 @@ def run_case(S: int, n: int, cfgs, rows: list) -> None:
     torch.cuda.empty_cache()
 
 
+B = [(16, 128, 3, 4), (16, 64, 4, 4), (32, 64, 3, 4), (16, 128, 2, 4)]
 CASES = {
-    16512: dict(backend=[(16, 128, 3, 4)],
-                swab=[(16, 128, 3, 4, False), (16, 128, 3, 4, True), (16, 64, 4, 4, True), (16, 128, 2, 4, True),
-                      (32, 64, 3, 4, True), (32, 64, 4, 4, True), (16, 128, 3, 8, True), (32, 128, 2, 4, True),
-                      (64, 64, 3, 4, True)],
-                loads=[(16, 128, 3, 4), (16, 64, 4, 4), (32, 64, 3, 4), (32, 64, 4, 4), (64, 64, 3, 4)]),
-    4224: dict(backend=[(16, 64, 3, 4)],
-               swab=[(16, 64, 3, 4, True), (16, 64, 3, 4, False), (8, 128, 3, 4, True), (16, 128, 3, 4, True),
-                     (32, 64, 3, 4, True)]),
-    128: dict(backend=[(4, 32, 3, 4), (2, 64, 3, 4)],
-              swab=[(2, 64, 3, 4, True), (2, 64, 3, 4, False), (1, 128, 2, 4, True), (4, 64, 3, 4, True),
-                    (2, 64, 2, 4, True)]),
+    16512: dict(backend=[(16, 128, 3, 4, False, False)] + [(*b, True, False) for b in B]
+                + [(16, 128, 3, 4, False, True), (16, 128, 3, 4, True, True), (16, 64, 4, 4, True, True)],
+                swab=[(16, 128, 3, 4, False), (16, 128, 3, 4, True), (16, 64, 4, 4, True), (32, 64, 3, 4, True),
+                      (16, 128, 3, 8, True), (64, 64, 3, 4, True)],
+                loads=[(16, 128, 3, 4), (16, 64, 4, 4), (32, 64, 3, 4), (64, 64, 3, 4)]),
+    4224: dict(backend=[(16, 64, 3, 4, False, False), (16, 64, 3, 4, True, False), (16, 128, 3, 4, True, False),
+                        (8, 128, 3, 4, True, False), (16, 64, 3, 4, False, True), (16, 64, 3, 4, True, True),
+                        (16, 128, 3, 4, True, True)],
+               swab=[(16, 64, 3, 4, True), (8, 128, 3, 4, True)]),
+    128: dict(backend=[(4, 32, 3, 4, False, False), (4, 32, 3, 4, True, False), (2, 64, 3, 4, True, False),
+                       (4, 32, 3, 4, False, True), (4, 32, 3, 4, True, True), (2, 64, 3, 4, True, True),
+                       (2, 64, 3, 4, False, True), (1, 128, 2, 4, True, True)],
+              swab=[(2, 64, 3, 4, True), (4, 32, 3, 4, True)]),
 }
 
 
