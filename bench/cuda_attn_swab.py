@@ -232,16 +232,25 @@ CASES = {
               swab=[(2, 64, 3, 4, True), (4, 32, 3, 4, True)]),
 }
 
+QUICK = {
+    16512: dict(backend=[(16, 128, 3, 4, False, False), (16, 128, 3, 4, True, False), (16, 64, 4, 4, True, False),
+                         (16, 128, 3, 4, False, True), (16, 128, 3, 4, True, True)],
+                swab=[(16, 128, 3, 4, True), (32, 64, 3, 4, True)], loads=[(16, 128, 3, 4), (32, 64, 3, 4)]),
+    128: dict(backend=[(4, 32, 3, 4, False, True), (4, 32, 3, 4, True, True), (2, 64, 3, 4, True, True)], swab=[]),
+}
+
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path)
     ap.add_argument("--cells", default="16512,4224,128")
+    ap.add_argument("--quick", action="store_true", help="fewer rows (16,512 and 128 cells)")
     a = ap.parse_args()
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
     rows: list = []
-    for S in (int(s) for s in a.cells.split(",")):
-        run_case(S, S - 128 if S > 256 else S - 1, CASES[S], rows)
+    cases = QUICK if a.quick else CASES
+    for S in (int(s) for s in a.cells.split(",")) if not a.quick else cases:
+        run_case(S, S - 128 if S > 256 else S - 1, cases[S], rows)
     if a.out:
         a.out.mkdir(parents=True, exist_ok=True)
         (a.out / "attn-swab.json").write_text(json.dumps(dict(device=torch.cuda.get_device_name(), rows=rows),
