@@ -239,17 +239,21 @@ QUICK = {
     128: dict(backend=[(4, 32, 3, 4, False, True), (4, 32, 3, 4, True, True), (2, 64, 3, 4, True, True)], swab=[]),
 }
 
+TINY = {16512: dict(backend=[(16, 128, 3, 4, False, False), (16, 128, 3, 4, True, False), (16, 128, 3, 4, False, True),
+                             (16, 128, 3, 4, True, True)], swab=[], loads=[(16, 128, 3, 4)])}
+
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path)
     ap.add_argument("--cells", default="16512,4224,128")
     ap.add_argument("--quick", action="store_true", help="fewer rows (16,512 and 128 cells)")
+    ap.add_argument("--tiny", action="store_true", help="five rows at 16,512 cells")
     a = ap.parse_args()
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
     rows: list = []
-    cases = QUICK if a.quick else CASES
-    for S in (int(s) for s in a.cells.split(",")) if not a.quick else cases:
+    cases = TINY if a.tiny else QUICK if a.quick else CASES
+    for S in (int(s) for s in a.cells.split(",")) if cases is CASES else cases:
         run_case(S, S - 128 if S > 256 else S - 1, cases[S], rows)
     if a.out:
         a.out.mkdir(parents=True, exist_ok=True)
