@@ -27,6 +27,11 @@ session 26). An f32 cache takes f32 dots.
 The readable extent is min(n_kv, S, q_pos[T-1] + 1), computed on the device, so a captured graph
 stays right as the sequence grows.
 
+With TMA (`decode_attention(tma=True)`, Hopper, f16 cells) the loop is turned around: S^T = K Q^T and O^T = V^T P^T,
+so a block of cells is the warp-group MMA's (BS x D) operand, read from the shared memory a TMA copy filled (no
+register copy of K or V by the warps; the probabilities go back through shared memory). Built in session 28 for
+the deep-cache loads above and not yet measured on a GPU: the backend leaves it off (`ops.ATTN_TMA`).
+
 With ROPE (`decode_attention(rope=...)`, the backend's `rope_qk_attention`) Pass 1 also does the
 layer's Q/K per-head norms, the rope and the KV write: every program rotates its query rows, and the
 program whose cells hold a new token's cell (split 0 for a cell past the extent) writes that key and
