@@ -241,6 +241,23 @@ def test_decode_attention_tma(ref, monkeypatch, case):
     assert made == [[bs, D], [bs, DV]] * 2
 
 
+def test_decode_attention_tma_falls_back(ref, monkeypatch):
+    """Cells or a Triton the TMA form cannot take (an f32 cache, exact mode, no host tensor descriptors) run the
+    plain loop: the same result as tma=False."""
+    from zinc.backends.cuda.kernels import attention as kattn
+
+    rng = np.random.default_rng(11)
+    q = rng.standard_normal((1, 4, 32)).astype(np.float32)
+    q_pos, args = np.array([39], np.int32), (40, 0.3, 0, 0.0, None, 2, 16)
+    for dtype, exact, desc in ((np.float32, False, kattn.TensorDescriptor), (np.float16, True, kattn.TensorDescriptor),
+                               (np.float16, False, None)):
+        k, v, kv_pos = _cache(rng, 45, 2, 32, 40, dtype)
+        monkeypatch.setattr(kattn, "TensorDescriptor", desc)
+        assert not kattn.tma_ok(torch.from_numpy(k), torch.from_numpy(v), exact)
+        plain = _decode_kernel(q, k, v, q_pos, kv_pos, *args, exact)
+        np.testing.assert_array_equal(_decode_kernel(q, k, v, q_pos, kv_pos, *args, exact, tma=True), plain)
+
+
 @pytest.mark.parametrize("T,Hq,Hkv,D,nsplit", [(1, 4, 2, 32, 3), (3, 6, 2, 64, 5), (2, 2, 1, 128, 2), (1, 8, 2, 64, 1),
                                                (3, 6, 3, 32, 1)])
 def test_decode_attention_q8_output(T, Hq, Hkv, D, nsplit):

@@ -43,13 +43,17 @@ from __future__ import annotations
 import torch
 import triton
 import triton.language as tl
-from triton.tools.tensor_descriptor import TensorDescriptor
 
 from zinc.backends.base import Q8Cells
 from zinc.backends.cuda.kernels import kvq8
 from zinc.backends.cuda.kernels.elementwise import cos_sin
 from zinc.backends.cuda.kernels.mmvq import q8_store
 from zinc.backends.cuda.kernels.mmvs import gdc_trigger, gdc_wait_zero, pdl_options
+
+try:  # host tensor descriptors (newer Tritons; the backend takes 3.1+): without them no TMA form
+    from triton.tools.tensor_descriptor import TensorDescriptor
+except ImportError:
+    TensorDescriptor = None
 
 NEG = tl.constexpr(-1.0e30)
 SMEM_BUDGET = 160 * 1024  # bytes of K+V tiles in shared memory per program (stages - 1 buffers)
@@ -417,9 +421,11 @@ def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, e
 
 
 def tma_ok(k, v, exact: bool) -> bool:
-    """Whether `decode_attention(tma=True)` can take these cells: f16 (S, Hkv, D) arrays, contiguous, head dims
-    powers of two from 16 to 256 (a TMA box's side), one f16 operand each (not exact)."""
-    return (not exact and not isinstance(k, Q8Cells) and k.dtype == v.dtype == torch.float16 and k.is_contiguous()
+    """Whether `decode_attention(tma=True)` can take these cells: this Triton has host tensor descriptors, f16
+    (S, Hkv, D) arrays, contiguous, head dims powers of two from 16 to 256 (a TMA box's side), one f16 operand each
+    (not exact)."""
+    return (TensorDescriptor is not None and not exact and not isinstance(k, Q8Cells)
+            and k.dtype == v.dtype == torch.float16 and k.is_contiguous()
             and v.is_contiguous() and all(16 <= n <= 256 and n & (n - 1) == 0 for n in (k.shape[2], v.shape[2])))
 
 
