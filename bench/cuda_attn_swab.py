@@ -33,12 +33,12 @@ import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).parent))
 
+from cuda_attn_layout import D, HKV, HQ, LAYERS, _split, _time  # noqa: E402
 from zinc.backends.cuda.kernels import attention as kattn  # noqa: E402
 
-HQ, HKV, D = 32, 8, 128
 R = HQ // HKV
-LAYERS = 36
 NEG = tl.constexpr(-1.0e30)
 
 
@@ -59,10 +59,7 @@ def swab_kernel(q, kdesc, vdesc, kv_pos, q_pos, m_out, l_out, o_out, n_kv, S, NS
     qv = tl.load(q + head[:, None] * D + dd[None, :], mask=rm[:, None], other=0.0)
     qT = tl.trans(qv.to(tl.float16))  # (D, BM)
     q0 = tl.load(q_pos)
-    n_eff = tl.minimum(tl.minimum(n_kv, S), q0 + 1)
-    chunk = tl.cdiv(tl.cdiv(n_eff, NSPLIT), BS) * BS
-    start = sp * chunk
-    end = tl.minimum(start + chunk, n_eff)
+    start, end = _split(tl.minimum(tl.minimum(n_kv, S), q0 + 1), NSPLIT, BS, sp)
     c = tl.arange(0, BS)
     m_i = tl.full([BM], NEG, tl.float32)
     l_i = tl.zeros([BM], tl.float32)
@@ -97,23 +94,13 @@ def tma_loads_kernel(kdesc, vdesc, out, n, NSPLIT, D: tl.constexpr, BS: tl.const
     """The swab kernel's TMA tile loads alone (same grid and tiles), summed."""
     hk = tl.program_id(0)
     sp = tl.program_id(1)
-    chunk = tl.cdiv(tl.cdiv(n, NSPLIT), BS) * BS
-    start = sp * chunk
-    end = tl.minimum(start + chunk, n)
+    start, end = _split(n, NSPLIT, BS, sp)
     acc = tl.zeros([D], tl.float32)
     for s0 in range(start, end, BS):
         kt = kdesc.load([s0, hk * D])
         vt = vdesc.load([s0, hk * D])
         acc += tl.sum(kt.to(tl.float32) + vt.to(tl.float32), axis=0)
     tl.store(out + (hk * NSPLIT + sp) * D + tl.arange(0, D), acc)
-
-
-def _time(fn) -> float:
-    fn()
-    torch.cuda.synchronize()
-    with torch.cuda.stream(torch.cuda.Stream()):
-        ms = float(triton.testing.do_bench_cudagraph(fn, rep=100, return_mode="median"))
-    return ms * 1e3 / LAYERS
 
 
 def _combine(m, l, o, out, ns):

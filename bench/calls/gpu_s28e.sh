@@ -1,4 +1,4 @@
-# Session 28, call e (the last device seconds): the TMA split loop against the plain one at 16,512 cells only, with
+# Session 28, call e (for little device time): the TMA split loop against the plain one at 16,512 cells only, with
 # and without the rope prologue, and the TMA loads-only shadow (bench/cuda_attn_swab.py --tiny).
 export PYTHONUNBUFFERED=1
 export PYTHONPATH=$PWD/src

@@ -174,24 +174,30 @@ def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit,
     return out.cpu().numpy()
 
 
-@pytest.mark.parametrize("case", DECODE, ids=lambda c: "T{}-h{}x{}-d{}x{}-{}".format(*c[:5], c[10].__name__))
-def test_decode_attention_kernel(ref, case):
-    """The tensor-core decode kernels at odd shapes: empty cells, extents read on the device, ring caches."""
-    T, Hq, Hkv, D, DV, S, n_kv, window, cap, sinks, dtype, nsplit, bs, exact, ring = case
-    rng = np.random.default_rng(sum(case[:8]))
+def _decode_inputs(seed, T, Hq, Hkv, D, DV, S, n_kv, sinks, dtype, ring):
+    """(q, k, v, q_pos, kv_pos, sinks) of a decode test: random cells with 3 holes among the first n_kv, or with ring
+    the positions 0 .. P-1 written at p % S (the cache wrapped); the T query rows at the last positions."""
+    rng = np.random.default_rng(seed)
     k = rng.standard_normal((S, Hkv, D)).astype(dtype)
     v = rng.standard_normal((S, Hkv, DV)).astype(dtype)
     kv_pos = np.full(S, -1, np.int32)
-    if ring:  # positions 0 .. P-1 written at p % S: the cache wrapped
+    if ring:
         P = 3 * S + 5
         kv_pos[np.arange(P - S, P) % S] = np.arange(P - S, P)
     else:
         kv_pos[:n_kv] = np.arange(n_kv)
-        kv_pos[rng.choice(n_kv - T, 3, replace=False)] = -1  # holes
+        kv_pos[rng.choice(n_kv - T, 3, replace=False)] = -1
         P = n_kv
     q_pos = np.arange(P - T, P, dtype=np.int32)
     q = (2 * rng.standard_normal((T, Hq, D))).astype(np.float32)
-    snk = rng.standard_normal(Hq).astype(np.float32) if sinks else None
+    return q, k, v, q_pos, kv_pos, rng.standard_normal(Hq).astype(np.float32) if sinks else None
+
+
+@pytest.mark.parametrize("case", DECODE, ids=lambda c: "T{}-h{}x{}-d{}x{}-{}".format(*c[:5], c[10].__name__))
+def test_decode_attention_kernel(ref, case):
+    """The tensor-core decode kernels at odd shapes: empty cells, extents read on the device, ring caches."""
+    T, Hq, Hkv, D, DV, S, n_kv, window, cap, sinks, dtype, nsplit, bs, exact, ring = case
+    q, k, v, q_pos, kv_pos, snk = _decode_inputs(sum(case[:8]), T, Hq, Hkv, D, DV, S, n_kv, sinks, dtype, ring)
     want = ref.attention(q, k, v, q_pos, kv_pos, n_kv, 0.3, window=window, softcap=cap, sinks=snk)
     for n in (n_kv, S):  # a captured graph passes every cell: the extent then comes from q_pos
         got = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, exact)
@@ -208,37 +214,18 @@ DECODE_TMA = [(1, 8, 2, 128, 128, 300, 290, 0, 0.0, False, 2, 64, False),  # Qwe
 
 
 @pytest.mark.parametrize("case", DECODE_TMA, ids=lambda c: "T{}-h{}x{}-d{}x{}-s{}".format(*c[:6]))
-def test_decode_attention_tma(ref, monkeypatch, case):
+def test_decode_attention_tma(ref, tma_descriptors, case):
     """The split loop's TMA form (tma=True: S^T = K Q^T and O^T = V^T P^T on tensor-descriptor tiles) against
     the NumPy attention and the plain loop, at several blocks a split, with holes, windows, sinks, rings."""
-    from zinc.backends.cuda.kernels import attention as kattn
-
     T, Hq, Hkv, D, DV, S, n_kv, window, cap, sinks, nsplit, bs, ring = case
-    rng = np.random.default_rng(sum(case[:8]))
-    k = rng.standard_normal((S, Hkv, D)).astype(np.float16)
-    v = rng.standard_normal((S, Hkv, DV)).astype(np.float16)
-    kv_pos = np.full(S, -1, np.int32)
-    if ring:
-        P = 3 * S + 5
-        kv_pos[np.arange(P - S, P) % S] = np.arange(P - S, P)
-    else:
-        kv_pos[:n_kv] = np.arange(n_kv)
-        kv_pos[rng.choice(n_kv - T, 3, replace=False)] = -1
-        P = n_kv
-    q_pos = np.arange(P - T, P, dtype=np.int32)
-    q = (2 * rng.standard_normal((T, Hq, D))).astype(np.float32)
-    snk = rng.standard_normal(Hq).astype(np.float32) if sinks else None
+    q, k, v, q_pos, kv_pos, snk = _decode_inputs(sum(case[:8]), T, Hq, Hkv, D, DV, S, n_kv, sinks, np.float16, ring)
     want = ref.attention(q, k, v, q_pos, kv_pos, n_kv, 0.3, window=window, softcap=cap, sinks=snk)
-    made = []
-    desc = kattn.TensorDescriptor
-    monkeypatch.setattr(kattn, "TensorDescriptor", type("Spy", (), {"from_tensor": staticmethod(
-        lambda t, b: made.append(b) or desc.from_tensor(t, b))}))
     plain = _decode_kernel(q, k, v, q_pos, kv_pos, n_kv, 0.3, window, cap, snk, nsplit, bs, False)
-    assert not made
+    assert not tma_descriptors
     for n in (n_kv, S):
         got = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, False, tma=True)
         assert got.shape == want.shape and rel(got, want) < 2e-3 and rel(got, plain) < 2e-3
-    assert made == [[bs, D], [bs, DV]] * 2
+    assert tma_descriptors == [[bs, D], [bs, DV]] * 2
 
 
 def test_decode_attention_tma_falls_back(ref, monkeypatch):

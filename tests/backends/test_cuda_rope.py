@@ -251,18 +251,13 @@ TMA_CASES = [("neox", 64, 64, 64, 8, 2, 1, True, False, 0, "pos"), ("norm", 32, 
 
 @pytest.mark.parametrize("splits", [5, 1])
 @pytest.mark.parametrize("case", TMA_CASES, ids=lambda c: "-".join(map(str, c[:7] + c[-1:])))
-def test_rope_qk_attention_tma(ops, ref, monkeypatch, case, splits):
+def test_rope_qk_attention_tma(ops, ref, monkeypatch, tma_descriptors, case, splits):
     """The same with the split loop's TMA form (`ATTN_TMA`, f16 cells): the program holding a new token's cell
     writes it, then its TMA tiles read it back."""
     import zinc.backends.cuda.ops as cuda_ops
-    from zinc.backends.cuda.kernels import attention as kattn
 
-    made = []
-    desc = kattn.TensorDescriptor
-    monkeypatch.setattr(kattn, "TensorDescriptor", type("Spy", (), {"from_tensor": staticmethod(
-        lambda t, b: made.append(b) or desc.from_tensor(t, b))}))
     monkeypatch.setattr(cuda_ops, "ATTN_TMA", True)
     monkeypatch.setattr(ops, "_hopper", True)
     test_rope_qk_attention(ops, ref, monkeypatch, case, splits, np.float16)
-    assert made == [[16, case[2]], [16, case[3]]]
+    assert tma_descriptors == [[16, case[2]], [16, case[3]]]
 
