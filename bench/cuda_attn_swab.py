@@ -44,11 +44,12 @@ NEG = tl.constexpr(-1.0e30)
 
 @triton.jit
 def swab_kernel(q, kdesc, vdesc, kv_pos, q_pos, m_out, l_out, o_out, n_kv, S, NSPLIT, R: tl.constexpr,
-                D: tl.constexpr, DV: tl.constexpr, BM: tl.constexpr, BS: tl.constexpr, LAZY_L: tl.constexpr):
+                D: tl.constexpr, DV: tl.constexpr, BM: tl.constexpr, BS: tl.constexpr, LAZY_L: tl.constexpr,
+                WS: tl.constexpr = False):
     """Split program_id(1) of KV head program_id(0): q (HQ, D) f32 rows already times the score scale in base 2;
     writes the split's max (natural-log units), sum and un-normalised output as `attn_split_kernel` does.
     LAZY_L: the softmax's sum kept per (cell, row) and reduced once after the loop (one cross-warp reduction a
-    step fewer)."""
+    step fewer). WS: Triton's automatic warp specialization of the loop (see `offline`)."""
     hk = tl.program_id(0)
     sp = tl.program_id(1)
     i = tl.arange(0, BM)
@@ -65,7 +66,7 @@ def swab_kernel(q, kdesc, vdesc, kv_pos, q_pos, m_out, l_out, o_out, n_kv, S, NS
     l_i = tl.zeros([BM], tl.float32)
     lp = tl.zeros([BS, BM], tl.float32)
     accT = tl.zeros([DV, BM], tl.float32)
-    for s0 in range(start, end, BS):
+    for s0 in tl.range(start, end, BS, warp_specialize=WS):
         kt = kdesc.load([s0, hk * D])  # (BS, D): cells past S read as 0
         vt = vdesc.load([s0, hk * DV])  # (BS, DV)
         kp = tl.load(kv_pos + s0 + c, mask=s0 + c < end, other=-1)
@@ -230,13 +231,41 @@ TINY = {16512: dict(backend=[(16, 128, 3, 4, False, False), (16, 128, 3, 4, True
                              (16, 128, 3, 4, True, True)], swab=[], loads=[(16, 128, 3, 4)])}
 
 
+def offline() -> None:
+    """Compile `swab_kernel` for sm_90 with no GPU (Qwen3-8B's shapes) with and without warp_specialize, and print
+    whether the loop became producer / consumer partitions (a `ttg.warp_specialize` region in the TTGIR)."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    for bs, warps, stages in ((64, 4, 3), (128, 4, 3), (64, 8, 3), (128, 8, 2)):
+        for ws in (False, True):
+            sig = dict(q="*fp32", kdesc=f"tensordesc<fp16[{bs},{D}]>", vdesc=f"tensordesc<fp16[{bs},{D}]>",
+                       kv_pos="*i32", q_pos="*i32", m_out="*fp32", l_out="*fp32", o_out="*fp32", n_kv="i32", S="i32",
+                       NSPLIT="i32", R="constexpr", D="constexpr", DV="constexpr", BM="constexpr", BS="constexpr",
+                       LAZY_L="constexpr", WS="constexpr")
+            cst = dict(R=R, D=D, DV=D, BM=16, BS=bs, LAZY_L=True, WS=ws)
+            try:
+                c = triton.compile(ASTSource(swab_kernel, sig, cst), target=GPUTarget("cuda", 90, 32),
+                                   options=dict(num_warps=warps, num_stages=stages))
+                what = (f"compiled, {c.metadata.shared} B shared, partitions "
+                        f"{'ttg.warp_specialize' in c.asm['ttgir']}, setmaxnreg {c.asm['ptx'].count('setmaxnreg')}")
+            except Exception as e:  # noqa: BLE001 (a pass failing is the answer)
+                what = f"{type(e).__name__}: {str(e).splitlines()[0][:100]}"
+            print(f"Triton {triton.__version__} sm_90 BS {bs} warps {warps} stages {stages} warp_specialize {ws}: {what}",
+                  flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path)
     ap.add_argument("--cells", default="16512,4224,128")
     ap.add_argument("--quick", action="store_true", help="fewer rows (16,512 and 128 cells)")
     ap.add_argument("--tiny", action="store_true", help="five rows at 16,512 cells")
+    ap.add_argument("--offline", action="store_true", help="only compile the swab loop for sm_90, with and without "
+                    "warp specialization (no GPU needed)")
     a = ap.parse_args()
+    if a.offline:
+        return offline()
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
     rows: list = []
     cases = TINY if a.tiny else QUICK if a.quick else CASES
