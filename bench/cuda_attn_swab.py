@@ -15,8 +15,10 @@ kernels without the rope prologue), the backend's combine after either. Each row
 in turn (the L2 holds none; median of a replayed CUDA graph, µs a layer; TB/s of the K + V bytes in use), with
 a loads-only TMA shadow (the same grid and tiles, summed), and the backend's own kernel with and without its TMA form
 (`kattn.decode_attention(tma=True)`, which is this loop inside the split kernel), also with the rope prologue and
-KV write the decode step has. Checks every configuration's output against the backend kernel's (max abs
-difference) and an f32 PyTorch reference. Prints its rows as it goes; --out writes attn-swab.json.
+KV write the decode step has. The TMA form is no longer in the backend (no faster on an H100, session 29): its rows
+need `git apply bench/wip/attn-tma-swab.patch` first, and fail one by one without it. Checks every configuration's
+output against the backend kernel's (max abs difference) and an f32 PyTorch reference. Prints its rows as it goes;
+--out writes attn-swab.json.
 """
 
 from __future__ import annotations
@@ -153,7 +155,8 @@ def run_case(S: int, n: int, cfgs, rows: list) -> None:
         def backend(out=out, scratch=scratch, ns=ns, bs=bs, stages=stages, warps=warps, tma=tma, rp=rp):
             for ck, cv in caches:
                 kattn.decode_attention(q, ck, cv, pos, cp, S, scale, 0, 0.0, None, scratch, out, nsplit=ns, bs=bs,
-                                       stages=stages, warps=warps, exact=False, rope=rp, tma=tma)
+                                       stages=stages, warps=warps, exact=False, rope=rp,
+                                       **({'tma': True} if tma else {}))
         try:
             record("backend", backend, None if rope else out, splits=ns, bs=bs, stages=stages, warps=warps, tma=tma,
                    rope=rope)
@@ -251,8 +254,8 @@ def offline() -> None:
                         f"{'ttg.warp_specialize' in c.asm['ttgir']}, setmaxnreg {c.asm['ptx'].count('setmaxnreg')}")
             except Exception as e:  # noqa: BLE001 (a pass failing is the answer)
                 what = f"{type(e).__name__}: {str(e).splitlines()[0][:100]}"
-            print(f"Triton {triton.__version__} sm_90 BS {bs} warps {warps} stages {stages} warp_specialize {ws}: {what}",
-                  flush=True)
+            print(f"Triton {triton.__version__} sm_90 BS {bs} warps {warps} stages {stages} "
+                  f"warp_specialize {ws}: {what}", flush=True)
 
 
 def main() -> None:

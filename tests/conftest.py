@@ -122,18 +122,3 @@ def vulkan_child():
             pytest.skip(f"no usable Vulkan adapter: {res['unavailable']}")
         return res
     return run
-
-
-@pytest.fixture
-def tma_descriptors(monkeypatch):
-    """The block shapes of the host tensor descriptors the decode attention builds (`kattn.TensorDescriptor`
-    .from_tensor, spied on) while the test runs: its TMA form was taken where the list is not empty."""
-    pytest.importorskip("torch")
-    pytest.importorskip("triton")
-    from zinc.backends.cuda.kernels import attention as kattn
-
-    made = []
-    desc = kattn.TensorDescriptor
-    monkeypatch.setattr(kattn, "TensorDescriptor", type("Spy", (), {"from_tensor": staticmethod(
-        lambda t, b: made.append(b) or desc.from_tensor(t, b))}))
-    return made

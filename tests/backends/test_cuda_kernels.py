@@ -158,7 +158,7 @@ DECODE = [(1, 6, 2, 24, 24, 53, 41, 0, 0.0, False, np.float16, 4, 16, True, Fals
           (2, 6, 2, 24, 24, 37, 37, 9, 0.0, True, np.float32, 1, 16, True, True)]
 
 
-def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit, bs, exact, tma=False):
+def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit, bs, exact):
     """`decode_attention` on fresh torch tensors, returning a NumPy (T, Hq, DV)."""
     from zinc.backends.cuda.kernels import attention as kattn
 
@@ -169,80 +169,32 @@ def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit,
     scratch = (torch.empty(T * Hq * nsplit, device=DEVICE), torch.empty(T * Hq * nsplit, device=DEVICE),
                torch.empty((T * Hq * nsplit, dv), device=DEVICE))
     kattn.decode_attention(dev(q), dev(k), dev(v), dev(q_pos), dev(kv_pos), n, scale, window, cap,
-                           None if sinks is None else dev(sinks), scratch, out, nsplit=nsplit, bs=bs, exact=exact,
-                           tma=tma)
+                           None if sinks is None else dev(sinks), scratch, out, nsplit=nsplit, bs=bs, exact=exact)
     return out.cpu().numpy()
-
-
-def _decode_inputs(seed, T, Hq, Hkv, D, DV, S, n_kv, sinks, dtype, ring):
-    """(q, k, v, q_pos, kv_pos, sinks) of a decode test: random cells with 3 holes among the first n_kv, or with ring
-    the positions 0 .. P-1 written at p % S (the cache wrapped); the T query rows at the last positions."""
-    rng = np.random.default_rng(seed)
-    k = rng.standard_normal((S, Hkv, D)).astype(dtype)
-    v = rng.standard_normal((S, Hkv, DV)).astype(dtype)
-    kv_pos = np.full(S, -1, np.int32)
-    if ring:
-        P = 3 * S + 5
-        kv_pos[np.arange(P - S, P) % S] = np.arange(P - S, P)
-    else:
-        kv_pos[:n_kv] = np.arange(n_kv)
-        kv_pos[rng.choice(n_kv - T, 3, replace=False)] = -1
-        P = n_kv
-    q_pos = np.arange(P - T, P, dtype=np.int32)
-    q = (2 * rng.standard_normal((T, Hq, D))).astype(np.float32)
-    return q, k, v, q_pos, kv_pos, rng.standard_normal(Hq).astype(np.float32) if sinks else None
 
 
 @pytest.mark.parametrize("case", DECODE, ids=lambda c: "T{}-h{}x{}-d{}x{}-{}".format(*c[:5], c[10].__name__))
 def test_decode_attention_kernel(ref, case):
     """The tensor-core decode kernels at odd shapes: empty cells, extents read on the device, ring caches."""
     T, Hq, Hkv, D, DV, S, n_kv, window, cap, sinks, dtype, nsplit, bs, exact, ring = case
-    q, k, v, q_pos, kv_pos, snk = _decode_inputs(sum(case[:8]), T, Hq, Hkv, D, DV, S, n_kv, sinks, dtype, ring)
+    rng = np.random.default_rng(sum(case[:8]))
+    k = rng.standard_normal((S, Hkv, D)).astype(dtype)
+    v = rng.standard_normal((S, Hkv, DV)).astype(dtype)
+    kv_pos = np.full(S, -1, np.int32)
+    if ring:  # positions 0 .. P-1 written at p % S: the cache wrapped
+        P = 3 * S + 5
+        kv_pos[np.arange(P - S, P) % S] = np.arange(P - S, P)
+    else:
+        kv_pos[:n_kv] = np.arange(n_kv)
+        kv_pos[rng.choice(n_kv - T, 3, replace=False)] = -1  # holes
+        P = n_kv
+    q_pos = np.arange(P - T, P, dtype=np.int32)
+    q = (2 * rng.standard_normal((T, Hq, D))).astype(np.float32)
+    snk = rng.standard_normal(Hq).astype(np.float32) if sinks else None
     want = ref.attention(q, k, v, q_pos, kv_pos, n_kv, 0.3, window=window, softcap=cap, sinks=snk)
     for n in (n_kv, S):  # a captured graph passes every cell: the extent then comes from q_pos
         got = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, exact)
         assert got.shape == want.shape and rel(got, want) < (1e-5 if exact else 2e-3)
-
-
-# T, Hq, Hkv, D, DV, S, n_kv, window, softcap, sinks, splits, cells per block, ring
-DECODE_TMA = [(1, 8, 2, 128, 128, 300, 290, 0, 0.0, False, 2, 64, False),  # Qwen3-8B's dims, 3 blocks a split
-              (1, 4, 1, 256, 256, 75, 75, 9, 0.0, True, 3, 16, True),  # head dim 256, window, sinks, ring
-              (9, 16, 2, 64, 64, 90, 80, 12, 0.0, True, 2, 32, False),  # 72 rows: row blocks of 64 + 8
-              (3, 8, 2, 32, 32, 170, 170, 5, 20.0, False, 5, 16, False),  # softcap, rows of 3 tokens
-              (2, 8, 2, 64, 32, 100, 90, 0, 0.0, False, 1, 64, False),  # one split (writes the output), DV != D
-              (1, 6, 3, 16, 16, 23, 23, 0, 0.0, False, 4, 16, False)]  # the cells past the cache read as 0
-
-
-@pytest.mark.parametrize("case", DECODE_TMA, ids=lambda c: "T{}-h{}x{}-d{}x{}-s{}".format(*c[:6]))
-def test_decode_attention_tma(ref, tma_descriptors, case):
-    """The split loop's TMA form (tma=True: S^T = K Q^T and O^T = V^T P^T on tensor-descriptor tiles) against
-    the NumPy attention and the plain loop, at several blocks a split, with holes, windows, sinks, rings."""
-    T, Hq, Hkv, D, DV, S, n_kv, window, cap, sinks, nsplit, bs, ring = case
-    q, k, v, q_pos, kv_pos, snk = _decode_inputs(sum(case[:8]), T, Hq, Hkv, D, DV, S, n_kv, sinks, np.float16, ring)
-    want = ref.attention(q, k, v, q_pos, kv_pos, n_kv, 0.3, window=window, softcap=cap, sinks=snk)
-    plain = _decode_kernel(q, k, v, q_pos, kv_pos, n_kv, 0.3, window, cap, snk, nsplit, bs, False)
-    assert not tma_descriptors
-    for n in (n_kv, S):
-        got = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, False, tma=True)
-        assert got.shape == want.shape and rel(got, want) < 2e-3 and rel(got, plain) < 2e-3
-    assert tma_descriptors == [[bs, D], [bs, DV]] * 2
-
-
-def test_decode_attention_tma_falls_back(ref, monkeypatch):
-    """Cells or a Triton the TMA form cannot take (an f32 cache, exact mode, no host tensor descriptors) run the
-    plain loop: the same result as tma=False."""
-    from zinc.backends.cuda.kernels import attention as kattn
-
-    rng = np.random.default_rng(11)
-    q = rng.standard_normal((1, 4, 32)).astype(np.float32)
-    q_pos, args = np.array([39], np.int32), (40, 0.3, 0, 0.0, None, 2, 16)
-    for dtype, exact, desc in ((np.float32, False, kattn.TensorDescriptor), (np.float16, True, kattn.TensorDescriptor),
-                               (np.float16, False, None)):
-        k, v, kv_pos = _cache(rng, 45, 2, 32, 40, dtype)
-        monkeypatch.setattr(kattn, "TensorDescriptor", desc)
-        assert not kattn.tma_ok(torch.from_numpy(k), torch.from_numpy(v), exact)
-        plain = _decode_kernel(q, k, v, q_pos, kv_pos, *args, exact)
-        np.testing.assert_array_equal(_decode_kernel(q, k, v, q_pos, kv_pos, *args, exact, tma=True), plain)
 
 
 @pytest.mark.parametrize("T,Hq,Hkv,D,nsplit", [(1, 4, 2, 32, 3), (3, 6, 2, 64, 5), (2, 2, 1, 128, 2), (1, 8, 2, 64, 1),

@@ -243,21 +243,3 @@ def test_rope_qk_attention(ops, ref, monkeypatch, case, splits, cdt):
     assert got.shape == want.shape and rel(ops.to_numpy(got), want) < tol
     assert rel(ops.to_numpy(gk), want_kv[0]) < tol and rel(ops.to_numpy(gv), want_kv[1]) < 1e-6
     np.testing.assert_array_equal(ops.to_numpy(gp), want_kv[2])
-
-
-TMA_CASES = [("neox", 64, 64, 64, 8, 2, 1, True, False, 0, "pos"), ("norm", 32, 32, 32, 6, 3, 2, True, False, 5, "holes"),
-             ("neox", 32, 32, 32, 4, 4, 1, False, False, 0, "short"), ("neox", 64, 64, 64, 8, 2, 1, True, True, 0, "capture")]
-
-
-@pytest.mark.parametrize("splits", [5, 1])
-@pytest.mark.parametrize("case", TMA_CASES, ids=lambda c: "-".join(map(str, c[:7] + c[-1:])))
-def test_rope_qk_attention_tma(ops, ref, monkeypatch, tma_descriptors, case, splits):
-    """The same with the split loop's TMA form (`ATTN_TMA`, f16 cells): the program holding a new token's cell
-    writes it, then its TMA tiles read it back."""
-    import zinc.backends.cuda.ops as cuda_ops
-
-    monkeypatch.setattr(cuda_ops, "ATTN_TMA", True)
-    monkeypatch.setattr(ops, "_hopper", True)
-    test_rope_qk_attention(ops, ref, monkeypatch, case, splits, np.float16)
-    assert tma_descriptors == [[16, case[2]], [16, case[3]]]
-

@@ -76,9 +76,6 @@ PDL = True
 # both launch plainly, the combine lets the output projection launch at its start (H100, Qwen3-8B: replay 2,318 ->
 # 2,310 us; the split launched early, with or without its trigger, 2,327-2,356 us: bench/RESULTS.md, session 25)
 ATTN_PDL = ((0, 0), (0, 1))
-# the decode attention's split loop on TMA tiles and warp-group MMAs (compute capability 9+, f16 cells:
-# `kattn.decode_attention(tma=True)`)
-ATTN_TMA = False
 
 
 def _triton_launches_pdl() -> bool:
@@ -121,8 +118,8 @@ class CudaOps(BaseOps):
         self.graphs_enabled = graphs
         self.exact = bool(exact)
         self.capturing = False
-        self._hopper = self.device.type == "cuda" and torch.cuda.get_device_capability(self.device)[0] >= 9
-        self._pdl_ok = self._hopper and _triton_launches_pdl()
+        self._pdl_ok = (self.device.type == "cuda" and torch.cuda.get_device_capability(self.device)[0] >= 9
+                        and _triton_launches_pdl())
         self._rope: dict[tuple, tuple[torch.Tensor, float]] = {}
         self._graphs: Any = None
         self._qx: list[tuple] = []  # (x, its quantization) of the last QX_KEEP quantized matmul inputs
@@ -514,8 +511,7 @@ class CudaOps(BaseOps):
             q8 = mmvq.q8_buffers(T, Hq * dv, self.device)
         kattn.decode_attention(q.contiguous(), k, v, q_pos, kv_pos, n, float(kq_scale), int(window), float(softcap),
                                sinks, scratch, out, nsplit=nsplit, bs=bs, stages=stages, warps=warps, q8=q8, rope=rope,
-                               pdl=ATTN_PDL if self._pdl[0] else ((0, 0), (0, 0)), exact=self.exact,
-                               tma=ATTN_TMA and self._hopper)
+                               pdl=ATTN_PDL if self._pdl[0] else ((0, 0), (0, 0)), exact=self.exact)
         if q8 is not None:
             self._keep_q8(out, q8)
         return out

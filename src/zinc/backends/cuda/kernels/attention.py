@@ -27,11 +27,6 @@ session 26). An f32 cache takes f32 dots.
 The readable extent is min(n_kv, S, q_pos[T-1] + 1), computed on the device, so a captured graph
 stays right as the sequence grows.
 
-With TMA (`decode_attention(tma=True)`, Hopper, f16 cells) the loop is turned around: S^T = K Q^T and O^T = V^T P^T,
-so a block of cells is the warp-group MMA's (BS x D) operand, read from the shared memory a TMA copy filled (no
-register copy of K or V by the warps; the probabilities go back through shared memory). Built in session 28 for
-the deep-cache loads above and not yet measured on a GPU: the backend leaves it off (`ops.ATTN_TMA`).
-
 With ROPE (`decode_attention(rope=...)`, the backend's `rope_qk_attention`) Pass 1 also does the
 layer's Q/K per-head norms, the rope and the KV write: every program rotates its query rows, and the
 program whose cells hold a new token's cell (split 0 for a cell past the extent) writes that key and
@@ -40,7 +35,6 @@ value before a barrier and its loop; no other program reads that cell. One launc
 
 from __future__ import annotations
 
-import torch
 import triton
 import triton.language as tl
 
@@ -50,14 +44,8 @@ from zinc.backends.cuda.kernels.elementwise import cos_sin
 from zinc.backends.cuda.kernels.mmvq import q8_store
 from zinc.backends.cuda.kernels.mmvs import gdc_trigger, gdc_wait_zero, pdl_options
 
-try:  # host tensor descriptors (newer Tritons; the backend takes 3.1+): without them no TMA form
-    from triton.tools.tensor_descriptor import TensorDescriptor
-except ImportError:
-    TensorDescriptor = None
-
 NEG = tl.constexpr(-1.0e30)
 SMEM_BUDGET = 160 * 1024  # bytes of K+V tiles in shared memory per program (stages - 1 buffers)
-TMA_SMEM = 200 * 1024  # the same for the TMA loop, whose stages buffers are all allocated
 # the combine merges a whole head a program up to COMBINE_WHOLE split-outputs x dims, past that COMBINE_DIMS dims a
 # program (H200, Qwen3-8B, fresh processes: 32 splits of 128 dims, tg128@16384 375.4 -> 379.2; 8 splits, tg128 on
 # a 128-cell cache 496.2 -> 495.0, so short caches keep whole heads)
@@ -150,47 +138,35 @@ def _rope_rows(xs, xp, ws, wp, D, eps, cs, sn, NDIMS: tl.constexpr, NEOX: tl.con
 
 
 @triton.jit
-def _softmax_step(s, kp, qp, m_i, l_i, scale2, cap, window, SOFTCAP: tl.constexpr, ONE: tl.constexpr,
-                  AX: tl.constexpr = 1):
-    """One block of scores (BM, BS), or (BS, BM) with AX = 0 (the cells along axis AX): softcap, the causal /
-    window mask from the cells' positions kp, and the online softmax's update in base 2 (scale2 = the score scale
-    times log2(e); without a softcap the query rows already carry it) -> (new max, probabilities, rescale of the
-    old terms, new sum). ONE: every row is the one token's (position qp[0]), so the mask is worked out once per
-    cell and broadcast."""
+def _softmax_step(s, kp, qp, m_i, l_i, scale2, cap, window, SOFTCAP: tl.constexpr, ONE: tl.constexpr):
+    """One block of scores (BM, BS): softcap, the causal / window mask from the cells' positions kp, and the
+    online softmax's update in base 2 (scale2 = the score scale times log2(e); without a softcap the query rows
+    already carry it) -> (new max, probabilities, rescale of the old terms, new sum). ONE: every row is the one
+    token's (position qp[0]), so the mask is worked out once per cell and broadcast."""
     if SOFTCAP:
         s = cap * (2.0 / (1.0 + tl.exp(-2.0 * s / cap)) - 1.0) * scale2
     if ONE:
         q0 = tl.max(qp, axis=0)
         vis = (kp >= 0) & (kp <= q0) & ((window == 0) | (q0 - kp < window))
-        s = tl.where(tl.expand_dims(vis, 1 - AX), s, float("-inf"))
+        s = tl.where(vis[None, :], s, float("-inf"))
     else:
-        kc = tl.expand_dims(kp, 1 - AX)
-        qr = tl.expand_dims(qp, AX)
-        vis = (kc >= 0) & (kc <= qr) & ((window == 0) | (qr - kc < window))
+        vis = (kp[None, :] >= 0) & (kp[None, :] <= qp[:, None])
+        vis = vis & ((window == 0) | (qp[:, None] - kp[None, :] < window))
         s = tl.where(vis, s, float("-inf"))
-    m_new = tl.maximum(m_i, tl.max(s, axis=AX))
-    p = tl.exp2(s - tl.expand_dims(m_new, AX))
+    m_new = tl.maximum(m_i, tl.max(s, axis=1))
+    p = tl.exp2(s - m_new[:, None])
     alpha = tl.exp2(m_i - m_new)
-    return m_new, p, alpha, l_i * alpha + tl.sum(p, axis=AX)
-
-
-@triton.jit
-def _proxy_fence(x):
-    """fence.proxy.async.global: this thread's global stores before it are seen by the TMA copies after it."""
-    tl.inline_asm_elementwise("fence.proxy.async.global;\nmov.u32 $0, 0;", "=r,r", [x], dtype=tl.int32,
-                              is_pure=False, pack=1)
+    return m_new, p, alpha, l_i * alpha + tl.sum(p, axis=1)
 
 
 @triton.jit
 def _rope_kv(q, k, v, q_pos, kv_pos, qw, knew, kw, vnew, rc, slots, eps, mscale, kd, vd, head, rm, t, hk, T, S,
              start, end, n_eff, D: tl.constexpr, DV: tl.constexpr, DP: tl.constexpr,
              DVP: tl.constexpr, HKV: tl.constexpr, NDIMS: tl.constexpr, NEOX: tl.constexpr, QNORM: tl.constexpr,
-             KNORM: tl.constexpr, FROM_POS: tl.constexpr, ONE: tl.constexpr, Q8: tl.constexpr,
-             FENCE: tl.constexpr = False):
+             KNORM: tl.constexpr, FROM_POS: tl.constexpr, ONE: tl.constexpr, Q8: tl.constexpr):
     """The split program's rope part (`attn_split_kernel` ROPE): its rotated query rows (BM, DP); the new tokens'
     keys and values written to their cells by the program whose cells hold them (split 0 those past the extent),
-    which then waits at a barrier so its loop reads them back (FENCE: through TMA copies, which see the stores only
-    past a proxy fence). The query's loads are issued before any math."""
+    which then waits at a barrier so its loop reads them back. The query's loads are issued before any math."""
     one = tl.full([1], 1, tl.int1)
     dd = tl.arange(0, DP)
     dv = tl.arange(0, DVP)
@@ -224,8 +200,6 @@ def _rope_kv(q, k, v, q_pos, kv_pos, qw, knew, kw, vnew, rc, slots, eps, mscale,
                 tl.store(k + ch * D + dd[None, :], kr.to(k.dtype.element_ty), mask=(dd < D)[None, :])
                 tl.store(v + ch * DV + dv, vv.to(v.dtype.element_ty), mask=dv < DV)
             tl.store(kv_pos + cell, p)
-    if FENCE:
-        _proxy_fence(head)
     tl.debug_barrier()
     return qv
 
@@ -290,8 +264,7 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
                       QNORM: tl.constexpr = False, KNORM: tl.constexpr = False, FROM_POS: tl.constexpr = False,
                       ONE: tl.constexpr = False, Q8: tl.constexpr = False, FINAL: tl.constexpr = False,
                       HAS_SINK: tl.constexpr = False, QUANT: tl.constexpr = False, PDL: tl.constexpr = 0,
-                      TRIG: tl.constexpr = 0, kdesc=None, vdesc=None, TMA: tl.constexpr = False,
-                      FENCE: tl.constexpr = False):
+                      TRIG: tl.constexpr = 0):
     pid = tl.program_id(0)
     sp = tl.program_id(1)
     if TRIG == 1:  # a programmatic dependent launch (`mmvs.pdl_options`): the next launch may start now
@@ -316,38 +289,23 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
     dv = tl.arange(0, DVP)
     if ROPE:
         qv = _rope_kv(q, k, v, q_pos, kv_pos, qw, knew, kw, vnew, rc, slots, eps, mscale, kd, vd, head, rm, t, hk, T,
-                      S, start, end, n_eff, D, DV, DP, DVP, HKV, NDIMS, NEOX, QNORM, KNORM, FROM_POS, ONE, Q8, FENCE)
+                      S, start, end, n_eff, D, DV, DP, DVP, HKV, NDIMS, NEOX, QNORM, KNORM, FROM_POS, ONE, Q8)
     else:
         qv = tl.load(q + head[:, None] * D + dd[None, :], mask=rm[:, None] & (dd < D)[None, :], other=0.0)
     scale2 = scale * 1.4426950408889634  # scores in base 2
     if not SOFTCAP:
         qv = qv * scale2
+    qh, ql = _operand(qv, KV16)
     m_i = tl.full([BM], NEG, tl.float32)
     l_i = tl.zeros([BM], tl.float32)
-    if TMA:  # the cells as the MMAs' long side: S^T = K Q^T, O^T = V^T P^T, K and V TMA tiles in shared memory
-        qT = tl.trans(qv.to(tl.float16))  # (DP, BM)
-        c = tl.arange(0, BS)
-        accT = tl.zeros([DVP, BM], tl.float32)
-        for s0 in range(start, end, BS):
-            kt = kdesc.load([s0, hk * D])  # (BS, D); cells past the cache read as 0, those past end are masked
-            vt = vdesc.load([s0, hk * DV])
-            kp = tl.load(kv_pos + s0 + c, mask=s0 + c < end, other=-1)
-            m_new, p, alpha, l_i = _softmax_step(tl.dot(kt, qT), kp, qp, m_i, l_i, scale2, cap, window, SOFTCAP,
-                                                 ONE, 0)
-            accT = tl.dot(tl.trans(vt), p.to(tl.float16), accT * alpha[None, :])
-            m_i = m_new
-        acc = tl.trans(accT)
-    else:
-        qh, ql = _operand(qv, KV16)
-        acc = tl.zeros([BM, DVP], tl.float32)
-        for s0 in range(start, end, BS):
-            kt, vt, kp = _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV, D, DV, DP, DVP, BS, Q8,
-                                D == DP and DV == DVP)
-            s = _mma(qh, ql, kt, tl.zeros([BM, BS], tl.float32), KV16, EXACT)  # (BM, BS)
-            m_new, p, alpha, l_i = _softmax_step(s, kp, qp, m_i, l_i, scale2, cap, window, SOFTCAP, ONE)
-            ph, pl = _operand(p, KV16)
-            acc = _mma(ph, pl, vt, acc * alpha[:, None], KV16, EXACT)
-            m_i = m_new
+    acc = tl.zeros([BM, DVP], tl.float32)
+    for s0 in range(start, end, BS):
+        kt, vt, kp = _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV, D, DV, DP, DVP, BS, Q8, D == DP and DV == DVP)
+        s = _mma(qh, ql, kt, tl.zeros([BM, BS], tl.float32), KV16, EXACT)  # (BM, BS)
+        m_new, p, alpha, l_i = _softmax_step(s, kp, qp, m_i, l_i, scale2, cap, window, SOFTCAP, ONE)
+        ph, pl = _operand(p, KV16)
+        acc = _mma(ph, pl, vt, acc * alpha[:, None], KV16, EXACT)
+        m_i = m_new
     if FINAL:
         _finish(m_i, l_i, acc, head, rm, sinks, out, xq, xd, xs, HQ, BM, DV, DVP, HAS_SINK, QUANT)
     else:
@@ -405,34 +363,23 @@ def attn_combine_kernel(m_in, l_in, o_in, sinks, out, xq, xd, xs, HQ, NSPLIT: tl
         gdc_trigger(row)
 
 
-def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, esize: int,
-          tma: bool = False) -> tuple[int, ...]:
+def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, esize: int) -> tuple[int, ...]:
     """(BM, BS, stages, warps) that fit in registers and shared memory: BM = the rows padded to 16, at
     most 64, with BM x DV at most 8192 accumulators (4096 for an f32 cache); BS x D at most 32 KB of
-    cache; the stages - 1 buffers of K+V tiles in flight within SMEM_BUDGET (with tma all stages' buffers, within
-    TMA_SMEM); warps (when not given) 4 (on the H200, 8 warps gave wrong results past 16 rows: gpt-oss-20b, 8
-    query heads per KV head)."""
+    cache; the stages - 1 buffers of K+V tiles in flight within SMEM_BUDGET; warps (when not given)
+    4 (on the H200, 8 warps gave wrong results past 16 rows: gpt-oss-20b, 8 query heads per KV head)."""
     dp, dvp = max(16, triton.next_power_of_2(d)), max(16, triton.next_power_of_2(dv))
     bm = min(max(16, triton.next_power_of_2(rows)), 64, max(16, 16384 // (dvp * esize)))
     bs = max(16, min(bs, 32768 // (max(dp, dvp) * esize)))
-    while stages > 2 and (stages - (0 if tma else 1)) * bs * (dp + dvp) * esize > (TMA_SMEM if tma else SMEM_BUDGET):
+    while stages > 2 and (stages - 1) * bs * (dp + dvp) * esize > SMEM_BUDGET:
         stages -= 1
     return bm, bs, stages, warps or 4
-
-
-def tma_ok(k, v, exact: bool) -> bool:
-    """Whether `decode_attention(tma=True)` can take these cells: this Triton has host tensor descriptors, f16
-    (S, Hkv, D) arrays, contiguous, head dims powers of two from 16 to 256 (a TMA box's side), one f16 operand each
-    (not exact)."""
-    return (TensorDescriptor is not None and not exact and not isinstance(k, Q8Cells)
-            and k.dtype == v.dtype == torch.float16 and k.is_contiguous()
-            and v.is_contiguous() and all(16 <= n <= 256 and n & (n - 1) == 0 for n in (k.shape[2], v.shape[2])))
 
 
 def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: int, cap: float,
                      sinks, scratch, out, nsplit: int = 32, bs: int = 64, warps: int | None = None,
                      stages: int = STAGES, exact: bool = True, q8=None, rope=None, combine_dims: int = 0,
-                     pdl: tuple = ((0, 0), (0, 0)), tma: bool = False) -> None:
+                     pdl: tuple = ((0, 0), (0, 0))) -> None:
     """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32 (or `Q8Cells`); out (T, Hq, DV) f32;
     scratch: (m, l, o) of T * Hq * nsplit rows. bs, stages, warps: see `tiles`. q8: (xq, xd, xs) of
     `mmvq.q8_buffers(T, Hq * DV)` to also get the output on 8 bits (DV a power of two >= 32). combine_dims: the
@@ -446,26 +393,15 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
     before they attend: one launch fewer per layer.
 
     pdl: the (wait, trigger) of the split and of the combine launch as programmatic dependent launches
-    (`mmvs.pdl_options`; a program launched early waits before any load).
-
-    tma: the split loop as S^T = K Q^T and O^T = V^T P^T, its K and V tiles TMA copies (host tensor descriptors of
-    the cells as (S, Hkv x D)) that Hopper's warp-group MMAs read from shared memory, where the cells allow it
-    (`tma_ok`); else the loop above."""
+    (`mmvs.pdl_options`; a program launched early waits before any load)."""
     t, hq, d = q.shape
     s, hkv, dv = v.shape
     r = hq // hkv
     m, l, o = scratch
     q8c = isinstance(k, Q8Cells)  # q8_0 cells: dequantized to f16 operands as they are read
     (k, kd), (v, vd) = kvq8.planes(k), kvq8.planes(v)
-    tma = tma and tma_ok(k, v, exact)
-    bm, bs, stages, warps = tiles(t * r, d, dv, bs, stages, warps, 2 if q8c else k.element_size(), tma)
+    bm, bs, stages, warps = tiles(t * r, d, dv, bs, stages, warps, 2 if q8c else k.element_size())
     dp, dvp = max(16, triton.next_power_of_2(d)), max(16, triton.next_power_of_2(dv))
-    if tma:
-        descs = dict(kdesc=TensorDescriptor.from_tensor(k.view(s, hkv * d), [bs, d]),
-                     vdesc=TensorDescriptor.from_tensor(v.view(s, hkv * dv), [bs, dv]), TMA=True,
-                     FENCE=rope is not None and k.is_cuda)
-    else:
-        descs = {}
     if rope is not None:
         qw, kn, kw, vn, c, slots, eps, mscale, n_dims, neox, from_pos = rope
         extra = (q if qw is None else qw, kn, kn if kw is None else kw, vn, c, q_pos if slots is None else slots,
@@ -481,7 +417,7 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
         q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, *extra, kd, vd, snk,
         out, xq, xd, xs, hq, R=r, D=d, DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap),
         KV16=q8c or k.element_size() == 2, EXACT=exact, Q8=q8c, FINAL=final, HAS_SINK=sinks is not None,
-        QUANT=q8 is not None, num_warps=warps, num_stages=stages, **meta, **descs, **pdl_options(pdl[0], q))
+        QUANT=q8 is not None, num_warps=warps, num_stages=stages, **meta, **pdl_options(pdl[0], q))
     if final:
         return
     nsp, dvp = max(2, triton.next_power_of_2(nsplit)), triton.next_power_of_2(dv)
