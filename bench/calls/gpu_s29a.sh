@@ -2,6 +2,7 @@
 # the kernel rows at 16,512 cells (cuda_attn_swab.py --tiny), two decode-step A/B pairs at depth 16384 (each run also
 # times tg128 on a 128-cell cache; logits compared), `zinc bench` at depth with TMA on where it won (H200 only), and
 # the GPU tests of both forms.
+# Needs `git apply bench/wip/attn-tma-swab.patch` first: the TMA form left the backend after session 29's kernel rows.
 export PYTHONUNBUFFERED=1
 export PYTHONPATH=$PWD/src
 mkdir -p .real $OUT/r

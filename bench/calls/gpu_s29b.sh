@@ -1,6 +1,7 @@
 # Session 29, call b (call a cut to ~4 min for a session short of device time): one decode-step A/B pair at depth
 # 16384 (each run also times tg128 on a 128-cell cache) of the TMA split loop (ops.ATTN_TMA) against the plain loop,
 # the logits compared, then the GPU tests of both forms.
+# Needs `git apply bench/wip/attn-tma-swab.patch` first: the TMA form left the backend after session 29's kernel rows.
 export PYTHONUNBUFFERED=1
 export PYTHONPATH=$PWD/src
 mkdir -p .real $OUT/r
