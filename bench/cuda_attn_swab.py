@@ -156,7 +156,7 @@ def run_case(S: int, n: int, cfgs, rows: list) -> None:
             for ck, cv in caches:
                 kattn.decode_attention(q, ck, cv, pos, cp, S, scale, 0, 0.0, None, scratch, out, nsplit=ns, bs=bs,
                                        stages=stages, warps=warps, exact=False, rope=rp,
-                                       **({'tma': True} if tma else {}))
+                                       **({"tma": True} if tma else {}))
         try:
             record("backend", backend, None if rope else out, splits=ns, bs=bs, stages=stages, warps=warps, tma=tma,
                    rope=rope)
@@ -241,11 +241,10 @@ def offline() -> None:
     from triton.compiler import ASTSource
 
     for bs, warps, stages in ((64, 4, 3), (128, 4, 3), (64, 8, 3), (128, 8, 2)):
+        sig = dict(q="*fp32", kdesc=f"tensordesc<fp16[{bs},{D}]>", vdesc=f"tensordesc<fp16[{bs},{D}]>",
+                   kv_pos="*i32", q_pos="*i32", m_out="*fp32", l_out="*fp32", o_out="*fp32", n_kv="i32", S="i32",
+                   NSPLIT="i32", **dict.fromkeys(("R", "D", "DV", "BM", "BS", "LAZY_L", "WS"), "constexpr"))
         for ws in (False, True):
-            sig = dict(q="*fp32", kdesc=f"tensordesc<fp16[{bs},{D}]>", vdesc=f"tensordesc<fp16[{bs},{D}]>",
-                       kv_pos="*i32", q_pos="*i32", m_out="*fp32", l_out="*fp32", o_out="*fp32", n_kv="i32", S="i32",
-                       NSPLIT="i32", R="constexpr", D="constexpr", DV="constexpr", BM="constexpr", BS="constexpr",
-                       LAZY_L="constexpr", WS="constexpr")
             cst = dict(R=R, D=D, DV=D, BM=16, BS=bs, LAZY_L=True, WS=ws)
             try:
                 c = triton.compile(ASTSource(swab_kernel, sig, cst), target=GPUTarget("cuda", 90, 32),
