@@ -1,0 +1,267 @@
+"""The decode attention's split kernel shaped like a plain read stream: many small programs, no shared-memory tiles.
+
+    python bench/cuda_attn_stream.py [--out DIR] [--cells 16512,4224,128]    (on an H100 / H200)
+    TRITON_INTERPRET=1 python bench/cuda_attn_stream.py --check              (CPU: outputs against PyTorch)
+
+Every way of feeding the backend's split kernel (`kattn.attn_split_kernel`: a few programs a multiprocessor, each
+copying (cells x D) tiles into shared memory for tensor-core products) reads a deep cache at 2.2-2.4 TB/s on an
+H100, where a plain stream of many small programs reads the same bytes at 2.9 (sessions 25-29). Here a split
+program is shaped like that stream: one KV head, a short run of cells, K and V rows read with plain vector loads
+straight into registers, no shared memory and no barrier in the loop. GQA's R = 4 query rows per KV head make the
+products small enough for the FMA units: a score is a row of K times a query row (summed over D across 16 lanes),
+and each cell slot of the (BS x D) register tile keeps its own online softmax (max, sum, output row), so nothing
+is reduced across warps until the loop ends; then the slots merge once and the program writes its split's max,
+sum and output as the backend's split kernel does, for the backend's combine.
+
+Qwen3-8B's shapes (32 query heads, 8 KV heads, head dim 128, f16 cells), one token, q already rotated (no rope
+prologue on either side). Rows: the backend's split + combine at its own split row (and at 4 warps), the stream
+form at several (cells a program, cells a step, warps, stages), and a loads-only shadow of the stream form (same
+grid, summing the tiles). Each timed over 36 layers' caches in turn (median of a replayed CUDA graph, µs a layer;
+TB/s of the K + V bytes in use); each stream output is checked against the backend's and an f32 reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+import torch
+import triton
+import triton.language as tl
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).parent))
+
+from zinc.backends.cuda.kernels import attention as kattn  # noqa: E402
+
+HQ, HKV, D, LAYERS = 32, 8, 128, 36
+R = HQ // HKV
+NEG = tl.constexpr(-1.0e30)
+
+
+@triton.jit
+def _slot_step(s, vis, vt, m, l, a):
+    """One step of a cell slot's online softmax (base 2): scores s (BS,), values vt (BS, D)."""
+    s = tl.where(vis, s, NEG)
+    mn = tl.maximum(m, s)
+    al = tl.exp2(m - mn)
+    p = tl.where(vis, tl.exp2(s - mn), 0.0)
+    return mn, l * al + p, a * al[:, None] + p[:, None] * vt
+
+
+@triton.jit
+def _slot_merge(m, l, a, row, m_out, l_out, o_out, dd):
+    mx = tl.max(m, axis=0)
+    w = tl.exp2(m - mx)
+    tl.store(m_out + row, mx * 0.6931471805599453)
+    tl.store(l_out + row, tl.sum(l * w, axis=0))
+    tl.store(o_out + row * D + dd, tl.sum(a * w[:, None], axis=0))
+
+
+@triton.jit
+def stream_kernel(q, k, v, kv_pos, q_pos, m_out, l_out, o_out, n_kv, S, CHUNK, NSPLIT, HKV: tl.constexpr,
+                  D: tl.constexpr, BS: tl.constexpr, LOADS: tl.constexpr):
+    """Split program_id(1) (cells [sp * CHUNK, +CHUNK)) of KV head program_id(0), its R = 4 query rows of q (HQ, D)
+    f32, already times the score scale in base 2. Writes the split's max (natural-log units), sum and
+    un-normalised output rows (head * NSPLIT + sp) as `attn_split_kernel` does. LOADS: only read and sum the
+    tiles (into o_out's first row of the split)."""
+    hk = tl.program_id(0)
+    sp = tl.program_id(1)
+    dd = tl.arange(0, D)
+    c = tl.arange(0, BS)
+    h0 = hk * 4
+    q0 = tl.load(q + (h0 + 0) * D + dd)
+    q1 = tl.load(q + (h0 + 1) * D + dd)
+    q2 = tl.load(q + (h0 + 2) * D + dd)
+    q3 = tl.load(q + (h0 + 3) * D + dd)
+    qp = tl.load(q_pos + 0)
+    n = tl.minimum(tl.minimum(n_kv, S), qp + 1)
+    start = sp * CHUNK
+    end = tl.minimum(start + CHUNK, n)
+    m0 = tl.full([BS], NEG, tl.float32)
+    m1, m2, m3 = m0, m0, m0
+    l0 = tl.zeros([BS], tl.float32)
+    l1, l2, l3 = l0, l0, l0
+    a0 = tl.zeros([BS, D], tl.float32)
+    a1, a2, a3 = a0, a0, a0
+    for s0 in range(start, end, BS):
+        cell = s0 + c
+        cm = cell < end
+        off = (cell.to(tl.int64) * HKV + hk) * D
+        kt = tl.load(k + off[:, None] + dd[None, :], mask=cm[:, None], other=0.0).to(tl.float32)
+        vt = tl.load(v + off[:, None] + dd[None, :], mask=cm[:, None], other=0.0).to(tl.float32)
+        if LOADS:
+            a0 += kt + vt
+        else:
+            kp = tl.load(kv_pos + cell, mask=cm, other=-1)
+            vis = (kp >= 0) & (kp <= qp)
+            m0, l0, a0 = _slot_step(tl.sum(kt * q0[None, :], axis=1), vis, vt, m0, l0, a0)
+            m1, l1, a1 = _slot_step(tl.sum(kt * q1[None, :], axis=1), vis, vt, m1, l1, a1)
+            m2, l2, a2 = _slot_step(tl.sum(kt * q2[None, :], axis=1), vis, vt, m2, l2, a2)
+            m3, l3, a3 = _slot_step(tl.sum(kt * q3[None, :], axis=1), vis, vt, m3, l3, a3)
+    if LOADS:
+        tl.store(o_out + (h0 * NSPLIT + sp) * D + dd, tl.sum(a0, axis=0))
+    else:
+        _slot_merge(m0, l0, a0, (h0 + 0) * NSPLIT + sp, m_out, l_out, o_out, dd)
+        _slot_merge(m1, l1, a1, (h0 + 1) * NSPLIT + sp, m_out, l_out, o_out, dd)
+        _slot_merge(m2, l2, a2, (h0 + 2) * NSPLIT + sp, m_out, l_out, o_out, dd)
+        _slot_merge(m3, l3, a3, (h0 + 3) * NSPLIT + sp, m_out, l_out, o_out, dd)
+
+
+def combine(m, l, o, out, ns: int) -> None:
+    """The backend's combine of ns splits into out (1, HQ, D)."""
+    nsp = max(2, triton.next_power_of_2(ns))
+    dc = kattn.COMBINE_DIMS if nsp * D > kattn.COMBINE_WHOLE else D
+    kattn.attn_combine_kernel[(HQ, triton.cdiv(D, dc))](m, l, o, m, out, m, m, m, HQ, NSPLIT=ns, NSP=nsp, DV=D, DC=dc,
+                                                         HAS_SINK=False, CH=min(nsp, max(2, 4096 // dc)), QUANT=False,
+                                                         num_warps=4 if nsp * dc >= 4096 else 1)
+
+
+def stream_attention(q2, ck, cv, cp, pos, S, n, chunk, bs, warps, stages, bufs, out, loads=False) -> int:
+    """q2 (HQ, D) pre-scaled (base 2); returns the number of splits."""
+    ns = triton.cdiv(n, chunk)
+    m, l, o = bufs
+    stream_kernel[(HKV, ns)](q2, ck, cv, cp, pos, m, l, o, n, S, chunk, ns, HKV=HKV, D=D, BS=bs, LOADS=loads,
+                             num_warps=warps, num_stages=stages)
+    if not loads:
+        combine(m, l, o, out, ns)
+    return ns
+
+
+def reference(q, k, v, n):
+    kk = k[:n].float().repeat_interleave(R, dim=1)
+    vv = v[:n].float().repeat_interleave(R, dim=1)
+    sc = torch.einsum("hd,chd->hc", q.float(), kk) / math.sqrt(D)
+    return torch.einsum("hc,chd->hd", torch.softmax(sc, dim=-1), vv)
+
+
+def check() -> None:
+    """Interpreter (or GPU) check of the stream form against PyTorch at odd sizes, with masked cells."""
+    dev = "cuda" if torch.cuda.is_available() and not os.environ.get("TRITON_INTERPRET") else "cpu"
+    if dev == "cpu":  # the interpreter's loop bounds need the test suite's patch
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        import conftest  # noqa: F401
+    g = torch.Generator(device=dev).manual_seed(1)
+    worst = 0.0
+    for S, n, chunk, bs in ((37, 37, 16, 8), (70, 53, 32, 16), (130, 129, 64, 16), (20, 5, 64, 16), (99, 99, 24, 8)):
+        k = torch.randn(S, HKV, D, device=dev, generator=g).half()
+        v = torch.randn(S, HKV, D, device=dev, generator=g).half()
+        q = torch.randn(HQ, D, device=dev, generator=g)
+        cp = torch.full((S,), -1, dtype=torch.int32, device=dev)
+        cp[:n] = torch.arange(n, dtype=torch.int32, device=dev)
+        if n > 10:
+            cp[3] = n + 5  # a cell from the future: masked
+        pos = torch.tensor([n - 1], dtype=torch.int32, device=dev)
+        q2 = (q / math.sqrt(D) * 1.4426950408889634).contiguous()
+        ns = triton.cdiv(n, chunk)
+        bufs = (torch.empty(HQ * ns, device=dev), torch.empty(HQ * ns, device=dev),
+                torch.empty((HQ * ns, D), device=dev))
+        out = torch.empty((1, HQ, D), device=dev)
+        stream_attention(q2, k, v, cp, pos, S, n, chunk, bs, 4, 1, bufs, out)
+        keep = [i for i in range(n) if not (n > 10 and i == 3)]
+        ref = reference(q, k[keep], v[keep], len(keep))
+        err = float((out[0] - ref).abs().max())
+        worst = max(worst, err)
+        print(f"S {S} n {n} chunk {chunk} BS {bs}: max abs err {err:.2e}", flush=True)
+    assert worst < 2e-3, worst
+    print("check passed")
+
+
+def _time(fn) -> float:
+    fn()
+    torch.cuda.synchronize()
+    with torch.cuda.stream(torch.cuda.Stream()):
+        ms = float(triton.testing.do_bench_cudagraph(fn, rep=100, return_mode="median"))
+    return ms * 1e3 / LAYERS
+
+
+STREAM = {  # (cells a program, cells a step, warps, stages)
+    16512: [(256, 16, 4, 1), (256, 16, 4, 2), (256, 32, 4, 1), (256, 32, 8, 1), (512, 16, 4, 1), (512, 32, 8, 1),
+            (128, 16, 4, 1), (1024, 16, 4, 1), (512, 16, 4, 3), (256, 8, 2, 1), (512, 32, 4, 1)],
+    4224: [(128, 16, 4, 1), (256, 16, 4, 1), (64, 16, 4, 1), (128, 32, 8, 1), (128, 8, 2, 1)],
+    128: [(32, 16, 4, 1), (16, 16, 4, 1), (64, 16, 4, 1), (32, 8, 2, 1), (16, 8, 2, 1)],
+}
+
+
+def run_case(S: int, n: int, rows: list) -> None:
+    g = torch.Generator(device="cuda").manual_seed(0)
+    caches = [(torch.randn(S, HKV, D, device="cuda", generator=g).half(),
+               torch.randn(S, HKV, D, device="cuda", generator=g).half()) for _ in range(LAYERS)]
+    cp = torch.full((S,), -1, dtype=torch.int32, device="cuda")
+    cp[:n + 1] = torch.arange(n + 1, device="cuda", dtype=torch.int32)
+    pos = torch.tensor([n], dtype=torch.int32, device="cuda")
+    scale = 1.0 / math.sqrt(D)
+    q = torch.randn(1, HQ, D, device="cuda", generator=g)
+    q2 = (q[0] * scale * 1.4426950408889634).contiguous()
+    nbytes = (n + 1) * HKV * D * 2 * 2
+    ref = reference(q[0], caches[0][0], caches[0][1], n + 1)
+    from zinc.backends.cuda.ops import attention_config
+
+    def record(kernel, fn, out=None, base=None, **cfg):
+        us = _time(fn)
+        r = dict(cells=S, tokens=n + 1, kernel=kernel, **cfg, us=us, TBs=nbytes / us / 1e6)
+        if out is not None:
+            r["err_ref"] = float((out[0] - ref).abs().max())
+            if base is not None:
+                r["err_backend"] = float((out - base).abs().max())
+        rows.append(r)
+        print(f"{S:6d} {kernel:8s} " + " ".join(f"{k} {v}" for k, v in cfg.items()) + f": {us:7.2f} us "
+              f"{r['TBs']:.2f} TB/s" + (f" err ref {r['err_ref']:.1e}" if out is not None else "")
+              + (f" backend {r['err_backend']:.1e}" if "err_backend" in r else ""), flush=True)
+
+    base = None
+    ns0, bs0, st0, w0 = attention_config(S)
+    for ns, bs, stages, warps in ((ns0, bs0, st0, w0), (ns0, bs0, st0, 4)):
+        out = torch.empty((1, HQ, D), device="cuda")
+        scratch = (torch.empty(HQ * ns, device="cuda"), torch.empty(HQ * ns, device="cuda"),
+                   torch.empty((HQ * ns, D), device="cuda"))
+
+        def backend(out=out, scratch=scratch, ns=ns, bs=bs, stages=stages, warps=warps):
+            for ck, cv in caches:
+                kattn.decode_attention(q, ck, cv, pos, cp, S, scale, 0, 0.0, None, scratch, out, nsplit=ns, bs=bs,
+                                       stages=stages, warps=warps, exact=False)
+        record("backend", backend, out, splits=ns, bs=bs, stages=stages, warps=warps)
+        base = out.clone() if base is None else base
+    for loads in (False, True):
+        for chunk, bs, warps, stages in STREAM[S] if not loads else STREAM[S][:3]:
+            ns = triton.cdiv(n + 1, chunk)
+            out = torch.empty((1, HQ, D), device="cuda")
+            bufs = (torch.empty(HQ * ns, device="cuda"), torch.empty(HQ * ns, device="cuda"),
+                    torch.empty((HQ * ns, D), device="cuda"))
+
+            def stream(out=out, bufs=bufs, chunk=chunk, bs=bs, warps=warps, stages=stages, loads=loads):
+                for ck, cv in caches:
+                    stream_attention(q2, ck, cv, cp, pos, S, n + 1, chunk, bs, warps, stages, bufs, out, loads)
+            try:
+                record("loads" if loads else "stream", stream, None if loads else out, None if loads else base,
+                       chunk=chunk, splits=ns, bs=bs, warps=warps, stages=stages)
+            except Exception as e:  # noqa: BLE001 (a configuration that does not compile or fit)
+                print(f"{S} stream {chunk} {bs} {warps} {stages}: {type(e).__name__}: {str(e)[:200]}", flush=True)
+    del caches
+    torch.cuda.empty_cache()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--cells", default="16512,4224,128")
+    ap.add_argument("--check", action="store_true", help="outputs against PyTorch at small sizes only")
+    a = ap.parse_args()
+    if a.check:
+        return check()
+    check()
+    rows: list = []
+    for S in (int(s) for s in a.cells.split(",")):
+        run_case(S, S - 128 if S > 256 else S - 1, rows)
+    if a.out:
+        a.out.mkdir(parents=True, exist_ok=True)
+        (a.out / "attn-stream.json").write_text(json.dumps(dict(device=torch.cuda.get_device_name(), rows=rows),
+                                                           indent=1))
+
+
+if __name__ == "__main__":
+    main()
