@@ -54,7 +54,7 @@ def _slot_step(s, vis, vt, m, l, a):
 
 
 @triton.jit
-def _slot_merge(m, l, a, row, m_out, l_out, o_out, dd):
+def _slot_merge(m, l, a, row, m_out, l_out, o_out, dd, D: tl.constexpr):
     mx = tl.max(m, axis=0)
     w = tl.exp2(m - mx)
     tl.store(m_out + row, mx * 0.6931471805599453)
@@ -64,11 +64,11 @@ def _slot_merge(m, l, a, row, m_out, l_out, o_out, dd):
 
 @triton.jit
 def stream_kernel(q, k, v, kv_pos, q_pos, m_out, l_out, o_out, n_kv, S, CHUNK, NSPLIT, HKV: tl.constexpr,
-                  D: tl.constexpr, BS: tl.constexpr, LOADS: tl.constexpr):
+                  D: tl.constexpr, BS: tl.constexpr, LOADS: tl.constexpr, HM: tl.constexpr = False):
     """Split program_id(1) (cells [sp * CHUNK, +CHUNK)) of KV head program_id(0), its R = 4 query rows of q (HQ, D)
     f32, already times the score scale in base 2. Writes the split's max (natural-log units), sum and
     un-normalised output rows (head * NSPLIT + sp) as `attn_split_kernel` does. LOADS: only read and sum the
-    tiles (into o_out's first row of the split)."""
+    tiles (into o_out's first row of the split). HM: head-major cells ((HKV, S, D) memory seen as (S, HKV, D))."""
     hk = tl.program_id(0)
     sp = tl.program_id(1)
     dd = tl.arange(0, D)
@@ -91,7 +91,10 @@ def stream_kernel(q, k, v, kv_pos, q_pos, m_out, l_out, o_out, n_kv, S, CHUNK, N
     for s0 in range(start, end, BS):
         cell = s0 + c
         cm = cell < end
-        off = (cell.to(tl.int64) * HKV + hk) * D
+        if HM:
+            off = (hk.to(tl.int64) * S + cell) * D
+        else:
+            off = (cell.to(tl.int64) * HKV + hk) * D
         kt = tl.load(k + off[:, None] + dd[None, :], mask=cm[:, None], other=0.0).to(tl.float32)
         vt = tl.load(v + off[:, None] + dd[None, :], mask=cm[:, None], other=0.0).to(tl.float32)
         if LOADS:
@@ -106,10 +109,10 @@ def stream_kernel(q, k, v, kv_pos, q_pos, m_out, l_out, o_out, n_kv, S, CHUNK, N
     if LOADS:
         tl.store(o_out + (h0 * NSPLIT + sp) * D + dd, tl.sum(a0, axis=0))
     else:
-        _slot_merge(m0, l0, a0, (h0 + 0) * NSPLIT + sp, m_out, l_out, o_out, dd)
-        _slot_merge(m1, l1, a1, (h0 + 1) * NSPLIT + sp, m_out, l_out, o_out, dd)
-        _slot_merge(m2, l2, a2, (h0 + 2) * NSPLIT + sp, m_out, l_out, o_out, dd)
-        _slot_merge(m3, l3, a3, (h0 + 3) * NSPLIT + sp, m_out, l_out, o_out, dd)
+        _slot_merge(m0, l0, a0, (h0 + 0) * NSPLIT + sp, m_out, l_out, o_out, dd, D)
+        _slot_merge(m1, l1, a1, (h0 + 1) * NSPLIT + sp, m_out, l_out, o_out, dd, D)
+        _slot_merge(m2, l2, a2, (h0 + 2) * NSPLIT + sp, m_out, l_out, o_out, dd, D)
+        _slot_merge(m3, l3, a3, (h0 + 3) * NSPLIT + sp, m_out, l_out, o_out, dd, D)
 
 
 def combine(m, l, o, out, ns: int) -> None:
@@ -121,12 +124,12 @@ def combine(m, l, o, out, ns: int) -> None:
                                                          num_warps=4 if nsp * dc >= 4096 else 1)
 
 
-def stream_attention(q2, ck, cv, cp, pos, S, n, chunk, bs, warps, stages, bufs, out, loads=False) -> int:
+def stream_attention(q2, ck, cv, cp, pos, S, n, chunk, bs, warps, stages, bufs, out, loads=False, hm=False) -> int:
     """q2 (HQ, D) pre-scaled (base 2); returns the number of splits."""
     ns = triton.cdiv(n, chunk)
     m, l, o = bufs
     stream_kernel[(HKV, ns)](q2, ck, cv, cp, pos, m, l, o, n, S, chunk, ns, HKV=HKV, D=D, BS=bs, LOADS=loads,
-                             num_warps=warps, num_stages=stages)
+                             HM=hm, num_warps=warps, num_stages=stages)
     if not loads:
         combine(m, l, o, out, ns)
     return ns
@@ -245,18 +248,63 @@ def run_case(S: int, n: int, rows: list) -> None:
     torch.cuda.empty_cache()
 
 
+def loads_sweep(rows: list) -> None:
+    """The stream form's loads-only shadow at 16,512 cells, cell-major and head-major cells, against one contiguous
+    read of the same bytes."""
+    from cuda_read_ceiling import _sum_kernel
+
+    S, n = 16512, 16384
+    nbytes = (n + 1) * HKV * D * 2 * 2
+    g = torch.Generator(device="cuda").manual_seed(0)
+    o = torch.empty((HQ * 1100, D), device="cuda")
+    cp = torch.zeros(S, dtype=torch.int32, device="cuda")
+    pos = torch.tensor([n], dtype=torch.int32, device="cuda")
+    for hm in (False, True):
+        if hm:
+            caches = [tuple(torch.randn(HKV, S, D, device="cuda", generator=g).half().permute(1, 0, 2)
+                            for _ in range(2)) for _ in range(LAYERS)]
+        else:
+            caches = [tuple(torch.randn(S, HKV, D, device="cuda", generator=g).half() for _ in range(2))
+                      for _ in range(LAYERS)]
+        for chunk, bs, warps in ((64, 16, 4), (128, 16, 4), (256, 16, 4), (256, 32, 4), (512, 32, 4), (128, 32, 4),
+                                 (64, 32, 2), (256, 64, 4), (1024, 64, 4)):
+            def fn(chunk=chunk, bs=bs, warps=warps):
+                for ck, cv in caches:
+                    stream_attention(o, ck, cv, cp, pos, S, n + 1, chunk, bs, warps, 1, (o, o, o), None, True, hm)
+            us = _time(fn)
+            rows.append(dict(kernel="loads", head_major=hm, chunk=chunk, bs=bs, warps=warps, us=us,
+                             TBs=nbytes / us / 1e6))
+            print(f"loads {'head' if hm else 'cell'}-major chunk {chunk} bs {bs} warps {warps}: {us:6.2f} us "
+                  f"{nbytes / us / 1e6:.2f} TB/s", flush=True)
+        del caches
+    flat = [torch.randint(0, 100, (nbytes // 4,), dtype=torch.int32, device="cuda") for _ in range(LAYERS)]
+    parts = torch.empty(triton.cdiv(nbytes // 4, 2048), dtype=torch.int32, device="cuda")
+    for chunk, step, nw in ((8192, 1024, 4), (4096, 1024, 2), (2048, 512, 1)):
+        def stream(chunk=chunk, step=step, nw=nw):
+            for x in flat:
+                _sum_kernel[(triton.cdiv(x.numel(), chunk),)](x, parts, x.numel(), CHUNK=chunk, STEP=step,
+                                                               num_warps=nw)
+        us = _time(stream)
+        rows.append(dict(kernel="stream", chunk=chunk, step=step, warps=nw, us=us, TBs=nbytes / us / 1e6))
+        print(f"contiguous stream chunk {chunk} step {step} warps {nw}: {us:6.2f} us {nbytes / us / 1e6:.2f} TB/s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path)
     ap.add_argument("--cells", default="16512,4224,128")
     ap.add_argument("--check", action="store_true", help="outputs against PyTorch at small sizes only")
+    ap.add_argument("--loads", action="store_true", help="only the loads-only shadow's sweep (both cell layouts)")
     a = ap.parse_args()
     if a.check:
         return check()
-    check()
     rows: list = []
-    for S in (int(s) for s in a.cells.split(",")):
-        run_case(S, S - 128 if S > 256 else S - 1, rows)
+    if a.loads:
+        loads_sweep(rows)
+    else:
+        check()
+        for S in (int(s) for s in a.cells.split(",")):
+            run_case(S, S - 128 if S > 256 else S - 1, rows)
     if a.out:
         a.out.mkdir(parents=True, exist_ok=True)
         (a.out / "attn-stream.json").write_text(json.dumps(dict(device=torch.cuda.get_device_name(), rows=rows),
