@@ -248,6 +248,23 @@ def run_case(S: int, n: int, rows: list) -> None:
     torch.cuda.empty_cache()
 
 
+@triton.jit
+def _pair_kernel(a, b, out, n, CHUNK: tl.constexpr, STEP: tl.constexpr, CVT: tl.constexpr):
+    """A contiguous read of two arrays at once (CHUNK elements of each a program), summed; CVT: each element
+    converted to f32 first (as the split kernel's f16 cells), else summed in its own type."""
+    base = tl.program_id(0).to(tl.int64) * CHUNK
+    acc = tl.zeros([STEP], dtype=tl.float32 if CVT else a.dtype.element_ty)
+    for o in range(0, CHUNK, STEP):
+        i = base + o + tl.arange(0, STEP)
+        x = tl.load(a + i, mask=i < n, other=0)
+        y = tl.load(b + i, mask=i < n, other=0)
+        if CVT:
+            acc += x.to(tl.float32) + y.to(tl.float32)
+        else:
+            acc += x + y
+    tl.store(out + tl.program_id(0), tl.sum(acc).to(tl.float32))
+
+
 def loads_sweep(rows: list) -> None:
     """The stream form's loads-only shadow at 16,512 cells, cell-major and head-major cells, against one contiguous
     read of the same bytes."""
@@ -287,6 +304,21 @@ def loads_sweep(rows: list) -> None:
         us = _time(stream)
         rows.append(dict(kernel="stream", chunk=chunk, step=step, warps=nw, us=us, TBs=nbytes / us / 1e6))
         print(f"contiguous stream chunk {chunk} step {step} warps {nw}: {us:6.2f} us {nbytes / us / 1e6:.2f} TB/s")
+    del flat
+    pf = torch.empty(triton.cdiv(nbytes, 512), device="cuda")
+    pairs = [tuple(torch.randn(nbytes // 4, device="cuda", generator=g).half() for _ in range(2)) for _ in range(LAYERS)]
+    for how, chunk, step, nw in (("f16 cvt", 8192, 2048, 4), ("f16 cvt", 16384, 2048, 4), ("f16 cvt", 4096, 1024, 2),
+                                 ("f16", 8192, 2048, 4), ("i32 view", 4096, 1024, 4), ("i32 view", 2048, 512, 2)):
+        def pair(how=how, chunk=chunk, step=step, nw=nw):
+            for x, y in pairs:
+                if how == "i32 view":
+                    x, y = x.view(torch.int32), y.view(torch.int32)
+                _pair_kernel[(triton.cdiv(x.numel(), chunk),)](x, y, pf, x.numel(), CHUNK=chunk, STEP=step,
+                                                               CVT=how == "f16 cvt", num_warps=nw)
+        us = _time(pair)
+        rows.append(dict(kernel="pair", how=how, chunk=chunk, step=step, warps=nw, us=us, TBs=nbytes / us / 1e6))
+        print(f"two contiguous arrays, {how}, chunk {chunk} step {step} warps {nw}: {us:6.2f} us "
+              f"{nbytes / us / 1e6:.2f} TB/s", flush=True)
 
 
 def main() -> None:
