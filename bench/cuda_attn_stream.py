@@ -265,6 +265,46 @@ def _pair_kernel(a, b, out, n, CHUNK: tl.constexpr, STEP: tl.constexpr, CVT: tl.
     tl.store(out + tl.program_id(0), tl.sum(acc).to(tl.float32))
 
 
+@triton.jit
+def _tile_loads(k, v, out, n, S, NSPLIT, HKV: tl.constexpr, D: tl.constexpr, CHUNK: tl.constexpr, BS: tl.constexpr,
+                HM: tl.constexpr, FLAT: tl.constexpr, CVT: tl.constexpr):
+    """Split program_id(1) of head program_id(0) reads its CHUNK cells' K and V rows BS cells a step (a trip count
+    known at compile time, masked past n) and sums them. FLAT (head-major only): the tile loaded as one flat run of
+    BS * D values. CVT: summed in f32."""
+    hk = tl.program_id(0)
+    sp = tl.program_id(1)
+    c = tl.arange(0, BS)
+    dd = tl.arange(0, D)
+    acc = tl.zeros([BS * D] if FLAT else [BS, D], tl.float32 if CVT else tl.float16)
+    for s0 in range(0, CHUNK, BS):
+        cell = sp * CHUNK + s0 + c
+        if FLAT:
+            f = tl.arange(0, BS * D)
+            i = (hk.to(tl.int64) * S + sp * CHUNK + s0) * D + f
+            fm = (sp * CHUNK + s0) * D + f < n * D
+            kt = tl.load(k + i, mask=fm, other=0.0)
+            vt = tl.load(v + i, mask=fm, other=0.0)
+        else:
+            if HM:
+                off = (hk.to(tl.int64) * S + cell) * D
+            else:
+                off = (cell.to(tl.int64) * HKV + hk) * D
+            cm = (cell < n)[:, None]
+            kt = tl.load(k + off[:, None] + dd[None, :], mask=cm, other=0.0)
+            vt = tl.load(v + off[:, None] + dd[None, :], mask=cm, other=0.0)
+        if CVT:
+            acc += kt.to(tl.float32) + vt.to(tl.float32)
+        else:
+            acc += kt + vt
+    tl.store(out + hk * NSPLIT + sp, tl.sum(acc.to(tl.float32)))
+
+
+TILE_LOADS = [(128, 32, 4, 1, False, True), (128, 32, 4, 3, False, True), (128, 32, 4, 3, False, False),
+              (128, 16, 4, 3, False, True), (128, 64, 4, 3, False, True), (256, 32, 4, 3, False, True),
+              (128, 32, 4, 3, True, True), (128, 16, 4, 3, True, True), (64, 16, 4, 3, False, True),
+              (128, 32, 8, 3, False, True)]
+
+
 def loads_sweep(rows: list) -> None:
     """The stream form's loads-only shadow at 16,512 cells, cell-major and head-major cells, against one contiguous
     read of the same bytes."""
@@ -283,8 +323,7 @@ def loads_sweep(rows: list) -> None:
         else:
             caches = [tuple(torch.randn(S, HKV, D, device="cuda", generator=g).half() for _ in range(2))
                       for _ in range(LAYERS)]
-        for chunk, bs, warps in ((64, 16, 4), (128, 16, 4), (256, 16, 4), (256, 32, 4), (512, 32, 4), (128, 32, 4),
-                                 (64, 32, 2), (256, 64, 4), (1024, 64, 4)):
+        for chunk, bs, warps in ((128, 16, 4), (128, 32, 4)):
             def fn(chunk=chunk, bs=bs, warps=warps):
                 for ck, cv in caches:
                     stream_attention(o, ck, cv, cp, pos, S, n + 1, chunk, bs, warps, 1, (o, o, o), None, True, hm)
@@ -293,6 +332,20 @@ def loads_sweep(rows: list) -> None:
                              TBs=nbytes / us / 1e6))
             print(f"loads {'head' if hm else 'cell'}-major chunk {chunk} bs {bs} warps {warps}: {us:6.2f} us "
                   f"{nbytes / us / 1e6:.2f} TB/s", flush=True)
+        for chunk, bs, warps, stages, flat, cvt in TILE_LOADS:
+            if flat and not hm:
+                continue
+            ns = triton.cdiv(n + 1, chunk)
+
+            def tiles(chunk=chunk, bs=bs, warps=warps, stages=stages, flat=flat, cvt=cvt, ns=ns):
+                for ck, cv in caches:
+                    _tile_loads[(HKV, ns)](ck, cv, o, n + 1, S, ns, HKV=HKV, D=D, CHUNK=chunk, BS=bs, HM=hm, FLAT=flat,
+                                           CVT=cvt, num_warps=warps, num_stages=stages)
+            us = _time(tiles)
+            rows.append(dict(kernel="tile loads", head_major=hm, chunk=chunk, bs=bs, warps=warps, stages=stages,
+                             flat=flat, cvt=cvt, us=us, TBs=nbytes / us / 1e6))
+            print(f"tile loads {'head' if hm else 'cell'}-major chunk {chunk} bs {bs} warps {warps} stages {stages} "
+                  f"flat {flat} cvt {cvt}: {us:6.2f} us {nbytes / us / 1e6:.2f} TB/s", flush=True)
         del caches
     flat = [torch.randint(0, 100, (nbytes // 4,), dtype=torch.int32, device="cuda") for _ in range(LAYERS)]
     parts = torch.empty(triton.cdiv(nbytes // 4, 2048), dtype=torch.int32, device="cuda")
