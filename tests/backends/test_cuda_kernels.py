@@ -158,7 +158,7 @@ DECODE = [(1, 6, 2, 24, 24, 53, 41, 0, 0.0, False, np.float16, 4, 16, True, Fals
           (2, 6, 2, 24, 24, 37, 37, 9, 0.0, True, np.float32, 1, 16, True, True)]
 
 
-def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit, bs, exact):
+def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit, bs, exact, stages=None):
     """`decode_attention` on fresh torch tensors, returning a NumPy (T, Hq, DV)."""
     from zinc.backends.cuda.kernels import attention as kattn
 
@@ -169,13 +169,16 @@ def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit,
     scratch = (torch.empty(T * Hq * nsplit, device=DEVICE), torch.empty(T * Hq * nsplit, device=DEVICE),
                torch.empty((T * Hq * nsplit, dv), device=DEVICE))
     kattn.decode_attention(dev(q), dev(k), dev(v), dev(q_pos), dev(kv_pos), n, scale, window, cap,
-                           None if sinks is None else dev(sinks), scratch, out, nsplit=nsplit, bs=bs, exact=exact)
+                           None if sinks is None else dev(sinks), scratch, out, nsplit=nsplit, bs=bs, exact=exact,
+                           **({} if stages is None else {"stages": stages}))
     return out.cpu().numpy()
 
 
+@pytest.mark.parametrize("stages", [None, 0], ids=["pipelined", "unrolled"])
 @pytest.mark.parametrize("case", DECODE, ids=lambda c: "T{}-h{}x{}-d{}x{}-{}".format(*c[:5], c[10].__name__))
-def test_decode_attention_kernel(ref, case):
-    """The tensor-core decode kernels at odd shapes: empty cells, extents read on the device, ring caches."""
+def test_decode_attention_kernel(ref, case, stages):
+    """The tensor-core decode kernels at odd shapes: empty cells, extents read on the device, ring caches; the
+    split loop pipelined, or unrolled at the trip count of a full cache (stages 0: steps past the extent masked)."""
     T, Hq, Hkv, D, DV, S, n_kv, window, cap, sinks, dtype, nsplit, bs, exact, ring = case
     rng = np.random.default_rng(sum(case[:8]))
     k = rng.standard_normal((S, Hkv, D)).astype(dtype)
@@ -193,7 +196,7 @@ def test_decode_attention_kernel(ref, case):
     snk = rng.standard_normal(Hq).astype(np.float32) if sinks else None
     want = ref.attention(q, k, v, q_pos, kv_pos, n_kv, 0.3, window=window, softcap=cap, sinks=snk)
     for n in (n_kv, S):  # a captured graph passes every cell: the extent then comes from q_pos
-        got = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, exact)
+        got = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, exact, stages)
         assert got.shape == want.shape and rel(got, want) < (1e-5 if exact else 2e-3)
 
 

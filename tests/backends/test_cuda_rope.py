@@ -202,16 +202,19 @@ ATTN_CASES = [  # (mode, n_dims, Dh, Dv, Hq, Hk, T, norms, freq factors, window,
 ]
 
 
-@pytest.mark.parametrize("splits,cdt", [(5, np.float32), (1, np.float32), (5, np.float16), (1, np.float16)])
+@pytest.mark.parametrize("splits,cdt,stages", [(5, np.float32, 3), (1, np.float32, 3), (5, np.float16, 3),
+                                               (1, np.float16, 3), (2, np.float16, 0), (2, np.float32, 0)])
 @pytest.mark.parametrize("case", ATTN_CASES, ids=lambda c: "-".join(map(str, c[:7] + c[-1:])))
-def test_rope_qk_attention(ops, ref, monkeypatch, case, splits, cdt):
+def test_rope_qk_attention(ops, ref, monkeypatch, case, splits, cdt, stages):
     """`rope_qk_attention` (the decode attention's split programs doing the norms, the rope and the KV write)
     against the NumPy backend's composition: the output and every cache cell, over several splits or one (which
-    writes the output itself), on f32 and f16 cells."""
+    writes the output itself), on f32 and f16 cells; stages 0: the split loop unrolled (3 steps of 16 cells a split,
+    those past the extent masked)."""
     import zinc.backends.cuda.ops as cuda_ops
 
     mode, n_dims, Dh, Dv, Hq, Hk, T, norms, with_ff, window, cells = case
-    monkeypatch.setattr(cuda_ops, "ATTN_SPLITS", [(1 << 62, splits, 16)])  # 16-cell blocks: the cells span splits
+    monkeypatch.setattr(cuda_ops, "ATTN_SPLITS", [(1 << 62, splits, 16, stages)])  # 16-cell blocks: the cells span
+    # splits
     rng = np.random.default_rng(Hq * 31 + T)
     f = np.float32
     S, P0 = 70, 50

@@ -50,7 +50,9 @@ SMEM_BUDGET = 160 * 1024  # bytes of K+V tiles in shared memory per program (sta
 # program (H200, Qwen3-8B, fresh processes: 32 splits of 128 dims, tg128@16384 375.4 -> 379.2; 8 splits, tg128 on
 # a 128-cell cache 496.2 -> 495.0, so short caches keep whole heads)
 COMBINE_WHOLE, COMBINE_DIMS = 2048, 32
-STAGES = 3  # software-pipeline stages of the split loop where the caller gives none (`tiles` may lower them)
+STAGES = 3  # software-pipeline stages of the split loop where the caller gives none (`tiles` may lower them); 0:
+# no pipeline, the loop unrolled at the trip count a split has in a full cache (`attn_split_kernel` STEPS), up to
+MAX_STEPS = 8  # steps (a longer loop keeps the pipeline)
 
 
 @triton.jit
@@ -255,6 +257,20 @@ def _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV: tl.constexpr, D: tl.constexpr
 
 
 @triton.jit
+def _attend(k, v, kd, vd, kv_pos, s0, end, hk, qh, ql, qp, m_i, l_i, acc, scale2, cap, window, HKV: tl.constexpr,
+            D: tl.constexpr, DV: tl.constexpr, DP: tl.constexpr, DVP: tl.constexpr, BM: tl.constexpr,
+            BS: tl.constexpr, Q8: tl.constexpr, SOFTCAP: tl.constexpr, KV16: tl.constexpr, EXACT: tl.constexpr,
+            ONE: tl.constexpr):
+    """One step of the split loop: cells s0 + [0, BS) (those past `end` masked) into the online softmax's max,
+    sum and output rows."""
+    kt, vt, kp = _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV, D, DV, DP, DVP, BS, Q8, D == DP and DV == DVP)
+    s = _mma(qh, ql, kt, tl.zeros([BM, BS], tl.float32), KV16, EXACT)  # (BM, BS)
+    m_new, p, alpha, l_i = _softmax_step(s, kp, qp, m_i, l_i, scale2, cap, window, SOFTCAP, ONE)
+    ph, pl = _operand(p, KV16)
+    return m_new, l_i, _mma(ph, pl, vt, acc * alpha[:, None], KV16, EXACT)
+
+
+@triton.jit
 def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, scale, cap, window, NSPLIT,
                       qw, knew, kw, vnew, rc, slots, eps, mscale, kd, vd, sinks, out, xq, xd, xs, HQ,
                       R: tl.constexpr, D: tl.constexpr, DV: tl.constexpr, DP: tl.constexpr,
@@ -264,7 +280,7 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
                       QNORM: tl.constexpr = False, KNORM: tl.constexpr = False, FROM_POS: tl.constexpr = False,
                       ONE: tl.constexpr = False, Q8: tl.constexpr = False, FINAL: tl.constexpr = False,
                       HAS_SINK: tl.constexpr = False, QUANT: tl.constexpr = False, PDL: tl.constexpr = 0,
-                      TRIG: tl.constexpr = 0):
+                      TRIG: tl.constexpr = 0, STEPS: tl.constexpr = 0):
     pid = tl.program_id(0)
     sp = tl.program_id(1)
     if TRIG == 1:  # a programmatic dependent launch (`mmvs.pdl_options`): the next launch may start now
@@ -299,13 +315,14 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
     m_i = tl.full([BM], NEG, tl.float32)
     l_i = tl.zeros([BM], tl.float32)
     acc = tl.zeros([BM, DVP], tl.float32)
-    for s0 in range(start, end, BS):
-        kt, vt, kp = _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV, D, DV, DP, DVP, BS, Q8, D == DP and DV == DVP)
-        s = _mma(qh, ql, kt, tl.zeros([BM, BS], tl.float32), KV16, EXACT)  # (BM, BS)
-        m_new, p, alpha, l_i = _softmax_step(s, kp, qp, m_i, l_i, scale2, cap, window, SOFTCAP, ONE)
-        ph, pl = _operand(p, KV16)
-        acc = _mma(ph, pl, vt, acc * alpha[:, None], KV16, EXACT)
-        m_i = m_new
+    if STEPS:  # a trip count fixed by the cache size, unrolled: each step's loads go straight to registers
+        for j in tl.static_range(STEPS):
+            m_i, l_i, acc = _attend(k, v, kd, vd, kv_pos, start + j * BS, end, hk, qh, ql, qp, m_i, l_i, acc, scale2,
+                                    cap, window, HKV, D, DV, DP, DVP, BM, BS, Q8, SOFTCAP, KV16, EXACT, ONE)
+    else:
+        for s0 in range(start, end, BS):
+            m_i, l_i, acc = _attend(k, v, kd, vd, kv_pos, s0, end, hk, qh, ql, qp, m_i, l_i, acc, scale2, cap, window,
+                                    HKV, D, DV, DP, DVP, BM, BS, Q8, SOFTCAP, KV16, EXACT, ONE)
     if FINAL:
         _finish(m_i, l_i, acc, head, rm, sinks, out, xq, xd, xs, HQ, BM, DV, DVP, HAS_SINK, QUANT)
     else:
@@ -381,7 +398,8 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
                      stages: int = STAGES, exact: bool = True, q8=None, rope=None, combine_dims: int = 0,
                      pdl: tuple = ((0, 0), (0, 0))) -> None:
     """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32 (or `Q8Cells`); out (T, Hq, DV) f32;
-    scratch: (m, l, o) of T * Hq * nsplit rows. bs, stages, warps: see `tiles`. q8: (xq, xd, xs) of
+    scratch: (m, l, o) of T * Hq * nsplit rows. bs, stages, warps: see `tiles` (stages 0: the split loop unrolled,
+    no pipeline). q8: (xq, xd, xs) of
     `mmvq.q8_buffers(T, Hq * DV)` to also get the output on 8 bits (DV a power of two >= 32). combine_dims: the
     output dims a combine program merges (a multiple of 32 dividing DV, or DV's power of two), instead of the rule
     of COMBINE_WHOLE.
@@ -401,6 +419,9 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
     q8c = isinstance(k, Q8Cells)  # q8_0 cells: dequantized to f16 operands as they are read
     (k, kd), (v, vd) = kvq8.planes(k), kvq8.planes(v)
     bm, bs, stages, warps = tiles(t * r, d, dv, bs, stages, warps, 2 if q8c else k.element_size())
+    steps = 0 if stages else triton.cdiv(triton.cdiv(s, nsplit), bs)
+    if steps > MAX_STEPS:  # too long a loop to unroll: the pipelined one
+        steps, stages = 0, STAGES
     dp, dvp = max(16, triton.next_power_of_2(d)), max(16, triton.next_power_of_2(dv))
     if rope is not None:
         qw, kn, kw, vn, c, slots, eps, mscale, n_dims, neox, from_pos = rope
@@ -417,7 +438,8 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
         q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, *extra, kd, vd, snk,
         out, xq, xd, xs, hq, R=r, D=d, DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap),
         KV16=q8c or k.element_size() == 2, EXACT=exact, Q8=q8c, FINAL=final, HAS_SINK=sinks is not None,
-        QUANT=q8 is not None, num_warps=warps, num_stages=stages, **meta, **pdl_options(pdl[0], q))
+        QUANT=q8 is not None, num_warps=warps, num_stages=max(stages, 1), STEPS=steps, **meta,
+        **pdl_options(pdl[0], q))
     if final:
         return
     nsp, dvp = max(2, triton.next_power_of_2(nsplit)), triton.next_power_of_2(dv)
