@@ -1,23 +1,28 @@
-"""The decode attention's split kernel shaped like a plain read stream: many small programs, no shared-memory tiles.
+"""The decode attention's split kernel in two more shapes: like a plain read stream, and in fixed unrolled chunks.
 
     python bench/cuda_attn_stream.py [--out DIR] [--cells 16512,4224,128]    (on an H100 / H200)
+    python bench/cuda_attn_stream.py --loads [--out DIR]                    (loads-only shadows, read ceilings)
     TRITON_INTERPRET=1 python bench/cuda_attn_stream.py --check              (CPU: outputs against PyTorch)
 
 Every way of feeding the backend's split kernel (`kattn.attn_split_kernel`: a few programs a multiprocessor, each
 copying (cells x D) tiles into shared memory for tensor-core products) reads a deep cache at 2.2-2.4 TB/s on an
-H100, where a plain stream of many small programs reads the same bytes at 2.9 (sessions 25-29). Here a split
-program is shaped like that stream: one KV head, a short run of cells, K and V rows read with plain vector loads
-straight into registers, no shared memory and no barrier in the loop. GQA's R = 4 query rows per KV head make the
-products small enough for the FMA units: a score is a row of K times a query row (summed over D across 16 lanes),
-and each cell slot of the (BS x D) register tile keeps its own online softmax (max, sum, output row), so nothing
-is reduced across warps until the loop ends; then the slots merge once and the program writes its split's max,
-sum and output as the backend's split kernel does, for the backend's combine.
+H100, where a plain stream of many small programs reads the same bytes at 2.9 (sessions 25-29). Two other shapes:
+- the stream form (`stream_kernel`): one KV head, a short run of cells a program, K and V rows read with plain
+  vector loads into registers, no shared memory, no barrier in the loop; the R = 4 query rows' products on the FMA
+  units (a score summed over D across lanes), each cell slot of the (BS x D) tile keeping its own online softmax, so
+  nothing crosses warps until the loop ends;
+- the chunk form (`chunk_kernel`): a fixed, compile-time number of cells a program, the loop unrolled (every step's
+  loads can issue at once), tensor-core products on tiles loaded straight into registers.
+Both write a split's max, sum and output rows for the backend's combine.
 
 Qwen3-8B's shapes (32 query heads, 8 KV heads, head dim 128, f16 cells), one token, q already rotated (no rope
-prologue on either side). Rows: the backend's split + combine at its own split row (and at 4 warps), the stream
-form at several (cells a program, cells a step, warps, stages), and a loads-only shadow of the stream form (same
-grid, summing the tiles). Each timed over 36 layers' caches in turn (median of a replayed CUDA graph, µs a layer;
-TB/s of the K + V bytes in use); each stream output is checked against the backend's and an f32 reference.
+prologue on either side). Rows: the backend's split + combine at its own split row (and at 4 warps), each form at
+several (cells a program, cells a step, warps, stages), and a loads-only shadow of the stream form; each timed over
+36 layers' caches in turn (median of a replayed CUDA graph, µs a layer; TB/s of the K + V bytes in use) and checked
+against the backend's output and an f32 reference. --loads: shadows that only read (the stream form's, (cells x D)
+tiles at a compile-time trip count, cell-major and head-major cells) against contiguous reads of the same bytes.
+Session 30 (H100, bench/RESULTS.md): the stream form is bound by its FMA work (37.9 µs against 28.8 at 16,512
+cells); the chunk form ties at depth and wins at 4,224 and 128 cells, which led to the backend's unrolled loop.
 """
 
 from __future__ import annotations
@@ -253,7 +258,9 @@ CHUNK = {  # (cells a program, cells a step, warps, stages)
 }
 
 
-def run_case(S: int, n: int, rows: list) -> None:
+def run_case(S: int, n: int, rows: list, backend_rows=None) -> None:
+    """backend_rows: (splits, cells a step, stages, warps) rows of the backend's kernel to time instead of its own
+    row and the two forms here (stages 0: its unrolled loop)."""
     g = torch.Generator(device="cuda").manual_seed(0)
     caches = [(torch.randn(S, HKV, D, device="cuda", generator=g).half(),
                torch.randn(S, HKV, D, device="cuda", generator=g).half()) for _ in range(LAYERS)]
@@ -281,7 +288,7 @@ def run_case(S: int, n: int, rows: list) -> None:
 
     base = None
     ns0, bs0, st0, w0 = attention_config(S)
-    for ns, bs, stages, warps in ((ns0, bs0, st0, w0), (ns0, bs0, st0, 4)):
+    for ns, bs, stages, warps in backend_rows or ((ns0, bs0, st0, w0), (ns0, bs0, st0, 4)):
         out = torch.empty((1, HQ, D), device="cuda")
         scratch = (torch.empty(HQ * ns, device="cuda"), torch.empty(HQ * ns, device="cuda"),
                    torch.empty((HQ * ns, D), device="cuda"))
@@ -290,8 +297,16 @@ def run_case(S: int, n: int, rows: list) -> None:
             for ck, cv in caches:
                 kattn.decode_attention(q, ck, cv, pos, cp, S, scale, 0, 0.0, None, scratch, out, nsplit=ns, bs=bs,
                                        stages=stages, warps=warps, exact=False)
-        record("backend", backend, out, splits=ns, bs=bs, stages=stages, warps=warps)
+        try:
+            record("backend", backend, out, base, splits=ns, bs=bs, stages=stages, warps=warps)
+        except Exception as e:  # noqa: BLE001 (a row that does not compile or fit)
+            print(f"{S} backend {ns} {bs} {stages} {warps}: {type(e).__name__}: {str(e)[:200]}", flush=True)
+            continue
         base = out.clone() if base is None else base
+    if backend_rows:
+        del caches
+        torch.cuda.empty_cache()
+        return
     for chunk, bs, warps, stages in CHUNK[S]:
         ns = triton.cdiv(n + 1, chunk)
         out = torch.empty((1, HQ, D), device="cuda")
@@ -456,6 +471,8 @@ def main() -> None:
     ap.add_argument("--cells", default="16512,4224,128")
     ap.add_argument("--check", action="store_true", help="outputs against PyTorch at small sizes only")
     ap.add_argument("--loads", action="store_true", help="only the loads-only shadow's sweep (both cell layouts)")
+    ap.add_argument("--rows", help="only these rows of the backend's kernel: a Python list of (splits, cells a step, "
+                    "stages, warps); stages 0: its unrolled loop")
     a = ap.parse_args()
     if a.check:
         return check()
@@ -464,8 +481,10 @@ def main() -> None:
         loads_sweep(rows)
     else:
         check()
+        import ast
+
         for S in (int(s) for s in a.cells.split(",")):
-            run_case(S, S - 128 if S > 256 else S - 1, rows)
+            run_case(S, S - 128 if S > 256 else S - 1, rows, ast.literal_eval(a.rows) if a.rows else None)
     if a.out:
         a.out.mkdir(parents=True, exist_ok=True)
         (a.out / "attn-stream.json").write_text(json.dumps(dict(device=torch.cuda.get_device_name(), rows=rows),
