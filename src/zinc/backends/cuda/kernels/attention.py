@@ -264,13 +264,6 @@ def _attend(k, v, kd, vd, kv_pos, s0, end, hk, qh, ql, qp, m_i, l_i, acc, scale2
     """One step of the split loop: cells s0 + [0, BS) (those past `end` masked) into the online softmax's max,
     sum and output rows."""
     kt, vt, kp = _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV, D, DV, DP, DVP, BS, Q8, D == DP and DV == DVP)
-    return _attend_tiles(kt, vt, kp, qh, ql, qp, m_i, l_i, acc, scale2, cap, window, BM, BS, SOFTCAP, KV16, EXACT, ONE)
-
-
-@triton.jit
-def _attend_tiles(kt, vt, kp, qh, ql, qp, m_i, l_i, acc, scale2, cap, window, BM: tl.constexpr, BS: tl.constexpr,
-                  SOFTCAP: tl.constexpr, KV16: tl.constexpr, EXACT: tl.constexpr, ONE: tl.constexpr):
-    """`_attend` on tiles already loaded."""
     s = _mma(qh, ql, kt, tl.zeros([BM, BS], tl.float32), KV16, EXACT)  # (BM, BS)
     m_new, p, alpha, l_i = _softmax_step(s, kp, qp, m_i, l_i, scale2, cap, window, SOFTCAP, ONE)
     ph, pl = _operand(p, KV16)
@@ -322,18 +315,10 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
     m_i = tl.full([BM], NEG, tl.float32)
     l_i = tl.zeros([BM], tl.float32)
     acc = tl.zeros([BM, DVP], tl.float32)
-    if STEPS:  # a trip count fixed by the cache size, unrolled: each step's loads go straight to registers, the
-        # next step's issued before this step's products
-        EV: tl.constexpr = D == DP and DV == DVP
-        kt, vt, kp = _tiles(k, v, kd, vd, kv_pos, start, end, hk, HKV, D, DV, DP, DVP, BS, Q8, EV)
+    if STEPS:  # a trip count fixed by the cache size, unrolled: each step's loads go straight to registers
         for j in tl.static_range(STEPS):
-            if j + 1 < STEPS:
-                kn, vn, pn = _tiles(k, v, kd, vd, kv_pos, start + (j + 1) * BS, end, hk, HKV, D, DV, DP, DVP, BS, Q8,
-                                    EV)
-            m_i, l_i, acc = _attend_tiles(kt, vt, kp, qh, ql, qp, m_i, l_i, acc, scale2, cap, window, BM, BS, SOFTCAP,
-                                          KV16, EXACT, ONE)
-            if j + 1 < STEPS:
-                kt, vt, kp = kn, vn, pn
+            m_i, l_i, acc = _attend(k, v, kd, vd, kv_pos, start + j * BS, end, hk, qh, ql, qp, m_i, l_i, acc, scale2,
+                                    cap, window, HKV, D, DV, DP, DVP, BM, BS, Q8, SOFTCAP, KV16, EXACT, ONE)
     else:
         for s0 in range(start, end, BS):
             m_i, l_i, acc = _attend(k, v, kd, vd, kv_pos, s0, end, hk, qh, ql, qp, m_i, l_i, acc, scale2, cap, window,
