@@ -1,6 +1,7 @@
 # Session 30, call k: the unrolled split loop with the next step's tiles loaded before this step's products (a
 # register double buffer), at depth: kernel rows at 16,512 and 4,224 cells (bench/cuda_attn_stream.py --rows), then
 # decode-step A/B pairs at depth 4096 and 16384.
+# Needs `git apply bench/wip/attn-unrolled-prefetch.patch` first (out of the backend: it never ran, session 30).
 export PYTHONUNBUFFERED=1
 export PYTHONPATH=$PWD/src
 mkdir -p .real $OUT/r
