@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -118,6 +119,42 @@ def _time(fn) -> float:
     with torch.cuda.stream(torch.cuda.Stream()):
         ms = float(triton.testing.do_bench_cudagraph(fn, rep=100, return_mode="median"))
     return ms * 1e3 / LAYERS
+
+
+def reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, n: int) -> torch.Tensor:
+    """f32 attention of the query rows q (HQ, D) over the first n cells of k, v (S, HKV, D): (HQ, D)."""
+    kk = k[:n].float().repeat_interleave(HQ // HKV, dim=1)
+    vv = v[:n].float().repeat_interleave(HQ // HKV, dim=1)
+    sc = torch.einsum("hd,chd->hc", q.float(), kk) / math.sqrt(D)
+    return torch.einsum("hc,chd->hd", torch.softmax(sc, dim=-1), vv)
+
+
+def decode_case(S: int, n: int) -> tuple:
+    """One token's attention over LAYERS random f16 caches of S cells holding n + 1 tokens (the new one's cell n
+    included as written): (caches, cell positions, the query position, q (1, HQ, D), its rows times the score scale
+    in base 2 (HQ, D), the scale, the K + V bytes in use, and the f32 reference output (HQ, D) of the last layer,
+    whose output is what a timed call over the layers leaves)."""
+    g = torch.Generator(device="cuda").manual_seed(0)
+    caches = [(torch.randn(S, HKV, D, device="cuda", generator=g).half(),
+               torch.randn(S, HKV, D, device="cuda", generator=g).half()) for _ in range(LAYERS)]
+    cp = torch.full((S,), -1, dtype=torch.int32, device="cuda")
+    cp[:n + 1] = torch.arange(n + 1, device="cuda", dtype=torch.int32)
+    pos = torch.tensor([n], dtype=torch.int32, device="cuda")
+    scale = 1.0 / math.sqrt(D)
+    q = torch.randn(1, HQ, D, device="cuda", generator=g)
+    q2 = (q[0] * scale * 1.4426950408889634).contiguous()
+    return (caches, cp, pos, q, q2, scale, (n + 1) * HKV * D * 2 * 2,
+            reference(q[0], caches[-1][0], caches[-1][1], n + 1))
+
+
+def combine(m, l, o, out, ns: int) -> None:
+    """The backend's combine (`kattn.attn_combine_kernel`, its rule for the dims a program) of ns splits' max, sum
+    and output rows into out (1, HQ, D)."""
+    nsp = max(2, triton.next_power_of_2(ns))
+    dc = kattn.COMBINE_DIMS if nsp * D > kattn.COMBINE_WHOLE else D
+    kattn.attn_combine_kernel[(HQ, triton.cdiv(D, dc))](m, l, o, m, out, m, m, m, HQ, NSPLIT=ns, NSP=nsp, DV=D, DC=dc,
+                                                         HAS_SINK=False, CH=min(nsp, max(2, 4096 // dc)), QUANT=False,
+                                                         num_warps=4 if nsp * dc >= 4096 else 1)
 
 
 def run_case(S: int, n: int, head_major: bool, cfgs=None) -> list[dict]:

@@ -41,9 +41,9 @@ import triton.language as tl
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).parent))
 
+from cuda_attn_layout import D, HKV, HQ, LAYERS, _time, combine, decode_case, reference  # noqa: E402
 from zinc.backends.cuda.kernels import attention as kattn  # noqa: E402
 
-HQ, HKV, D, LAYERS = 32, 8, 128, 36
 R = HQ // HKV
 NEG = tl.constexpr(-1.0e30)
 
@@ -170,15 +170,6 @@ def chunk_attention(q2, ck, cv, cp, pos, S, n, chunk, bs, warps, stages, bufs, o
     return ns
 
 
-def combine(m, l, o, out, ns: int) -> None:
-    """The backend's combine of ns splits into out (1, HQ, D)."""
-    nsp = max(2, triton.next_power_of_2(ns))
-    dc = kattn.COMBINE_DIMS if nsp * D > kattn.COMBINE_WHOLE else D
-    kattn.attn_combine_kernel[(HQ, triton.cdiv(D, dc))](m, l, o, m, out, m, m, m, HQ, NSPLIT=ns, NSP=nsp, DV=D, DC=dc,
-                                                         HAS_SINK=False, CH=min(nsp, max(2, 4096 // dc)), QUANT=False,
-                                                         num_warps=4 if nsp * dc >= 4096 else 1)
-
-
 def stream_attention(q2, ck, cv, cp, pos, S, n, chunk, bs, warps, stages, bufs, out, loads=False, hm=False) -> int:
     """q2 (HQ, D) pre-scaled (base 2); returns the number of splits."""
     ns = triton.cdiv(n, chunk)
@@ -188,13 +179,6 @@ def stream_attention(q2, ck, cv, cp, pos, S, n, chunk, bs, warps, stages, bufs, 
     if not loads:
         combine(m, l, o, out, ns)
     return ns
-
-
-def reference(q, k, v, n):
-    kk = k[:n].float().repeat_interleave(R, dim=1)
-    vv = v[:n].float().repeat_interleave(R, dim=1)
-    sc = torch.einsum("hd,chd->hc", q.float(), kk) / math.sqrt(D)
-    return torch.einsum("hc,chd->hd", torch.softmax(sc, dim=-1), vv)
 
 
 def check() -> None:
@@ -237,14 +221,6 @@ def check() -> None:
     print("check passed")
 
 
-def _time(fn) -> float:
-    fn()
-    torch.cuda.synchronize()
-    with torch.cuda.stream(torch.cuda.Stream()):
-        ms = float(triton.testing.do_bench_cudagraph(fn, rep=100, return_mode="median"))
-    return ms * 1e3 / LAYERS
-
-
 STREAM = {  # (cells a program, cells a step, warps, stages); session 30's first call had more rows
     16512: [(512, 32, 4, 1), (256, 8, 2, 1)],
     4224: [(128, 16, 4, 1)],
@@ -261,17 +237,7 @@ CHUNK = {  # (cells a program, cells a step, warps, stages)
 def run_case(S: int, n: int, rows: list, backend_rows=None) -> None:
     """backend_rows: (splits, cells a step, stages, warps) rows of the backend's kernel to time instead of its own
     row and the two forms here (stages 0: its unrolled loop)."""
-    g = torch.Generator(device="cuda").manual_seed(0)
-    caches = [(torch.randn(S, HKV, D, device="cuda", generator=g).half(),
-               torch.randn(S, HKV, D, device="cuda", generator=g).half()) for _ in range(LAYERS)]
-    cp = torch.full((S,), -1, dtype=torch.int32, device="cuda")
-    cp[:n + 1] = torch.arange(n + 1, device="cuda", dtype=torch.int32)
-    pos = torch.tensor([n], dtype=torch.int32, device="cuda")
-    scale = 1.0 / math.sqrt(D)
-    q = torch.randn(1, HQ, D, device="cuda", generator=g)
-    q2 = (q[0] * scale * 1.4426950408889634).contiguous()
-    nbytes = (n + 1) * HKV * D * 2 * 2
-    ref = reference(q[0], caches[0][0], caches[0][1], n + 1)
+    caches, cp, pos, q, q2, scale, nbytes, ref = decode_case(S, n)
     from zinc.backends.cuda.ops import attention_config
 
     def record(kernel, fn, out=None, base=None, **cfg):

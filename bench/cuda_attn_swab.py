@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -37,7 +36,7 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).parent))
 
-from cuda_attn_layout import D, HKV, HQ, LAYERS, _split, _time  # noqa: E402
+from cuda_attn_layout import D, HKV, HQ, _split, _time, combine, decode_case  # noqa: E402
 from zinc.backends.cuda.kernels import attention as kattn  # noqa: E402
 
 R = HQ // HKV
@@ -106,32 +105,9 @@ def tma_loads_kernel(kdesc, vdesc, out, n, NSPLIT, D: tl.constexpr, BS: tl.const
     tl.store(out + (hk * NSPLIT + sp) * D + tl.arange(0, D), acc)
 
 
-def _combine(m, l, o, out, ns):
-    nsp = max(2, triton.next_power_of_2(ns))
-    dc = kattn.COMBINE_DIMS if nsp * D > kattn.COMBINE_WHOLE else D
-    kattn.attn_combine_kernel[(HQ, triton.cdiv(D, dc))](m, l, o, m, out, m, m, m, HQ, NSPLIT=ns, NSP=nsp, DV=D, DC=dc,
-                                                         HAS_SINK=False, CH=min(nsp, max(2, 4096 // dc)), QUANT=False,
-                                                         num_warps=4 if nsp * dc >= 4096 else 1)
-
-
 def run_case(S: int, n: int, cfgs, rows: list) -> None:
     """Cache of S cells holding n tokens (the new one's cell n included as written)."""
-    g = torch.Generator(device="cuda").manual_seed(0)
-    caches = [(torch.randn(S, HKV, D, device="cuda", generator=g).half(),
-               torch.randn(S, HKV, D, device="cuda", generator=g).half()) for _ in range(LAYERS)]
-    cp = torch.full((S,), -1, dtype=torch.int32, device="cuda")
-    cp[:n + 1] = torch.arange(n + 1, device="cuda", dtype=torch.int32)
-    pos = torch.tensor([n], dtype=torch.int32, device="cuda")
-    scale = 1.0 / math.sqrt(D)
-    q = torch.randn(1, HQ, D, device="cuda", generator=g)
-    q2 = (q[0] * scale * 1.4426950408889634).contiguous()
-    nbytes = (n + 1) * HKV * D * 2 * 2
-    # reference (f32) of layer 0
-    k0, v0 = caches[0][0][:n + 1].float(), caches[0][1][:n + 1].float()
-    kk = k0.repeat_interleave(R, dim=1)  # (n+1, HQ, D)
-    vv = v0.repeat_interleave(R, dim=1)
-    sc = torch.einsum("hd,chd->hc", q[0], kk) * scale
-    ref = torch.einsum("hc,chd->hd", torch.softmax(sc, dim=-1), vv)
+    caches, cp, pos, q, q2, scale, nbytes, ref = decode_case(S, n)
 
     def record(kernel, fn, out=None, **cfg):
         us = _time(fn)
@@ -183,7 +159,7 @@ def run_case(S: int, n: int, cfgs, rows: list) -> None:
             for kd, vd in descs:
                 swab_kernel[(HKV, ns)](q2, kd, vd, cp, pos, m, l, o, S, S, ns, R=R, D=D, DV=D, BM=16, BS=bs,
                                        LAZY_L=lazy, num_warps=warps, num_stages=stages)
-                _combine(m, l, o, out, ns)
+                combine(m, l, o, out, ns)
         try:
             record("swab", swab, out, splits=ns, bs=bs, stages=stages, warps=warps, lazy=lazy)
             rows[-1]["err_backend"] = float((out - base_out).abs().max())

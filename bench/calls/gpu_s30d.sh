@@ -2,13 +2,8 @@
 # cp.async pipeline, each step's tiles loaded straight into registers; more splits) against the backend's rows, in
 # the decode step (bench/cuda_tree_ab.py, fresh processes): tg128 on a 128-cell cache and tg128 at depth 4096 and
 # 16384; logits compared; then the GPU tests of the two attention files.
-export PYTHONUNBUFFERED=1
-export PYTHONPATH=$PWD/src
-mkdir -p .real $OUT/r
-nvidia-smi --query-gpu=name --format=csv,noheader
-[ -f .real/q8b.gguf ] || python3 -m zinc.synth qwen3-8b -o .real/q8b.gguf --ftype Q4_K_M -q > $OUT/r/synth.log 2>&1
-ab() { timeout 110 python3 bench/cuda_tree_ab.py .real/q8b.gguf --out $OUT/r/ab "$@" 2>>$OUT/r/err.log | cut -c1-120; }
-L=4611686018427387904
+export AB_COLS=120
+. bench/calls/ab_env.sh
 ab --label base4k --depth 4096
 ab --label u8x16 --depth 4096 --set "ATTN_SPLITS=[(256,8,16,0),(2048,8,64),(8192,33,64,0),($L,16,128)]"
 ab --label u4x32 --depth 4096 --set "ATTN_SPLITS=[(256,4,32,0),(2048,8,64),(8192,32,64,0),($L,16,128)]"

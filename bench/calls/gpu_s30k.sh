@@ -2,15 +2,9 @@
 # register double buffer), at depth: kernel rows at 16,512 and 4,224 cells (bench/cuda_attn_stream.py --rows), then
 # decode-step A/B pairs at depth 4096 and 16384.
 # Needs `git apply bench/wip/attn-unrolled-prefetch.patch` first (out of the backend: it never ran, session 30).
-export PYTHONUNBUFFERED=1
-export PYTHONPATH=$PWD/src
-mkdir -p .real $OUT/r
-nvidia-smi --query-gpu=name --format=csv,noheader
-[ -f .real/q8b.gguf ] || python3 -m zinc.synth qwen3-8b -o .real/q8b.gguf --ftype Q4_K_M -q > $OUT/r/synth.log 2>&1 &
+export AB_TIMEOUT=60
+. bench/calls/ab_env.sh
 timeout 80 python3 bench/cuda_attn_stream.py --cells 16512,4224 --out $OUT/r --rows "[(16,128,3,4),(16,64,3,4),(64,64,0,4),(32,64,0,4),(16,64,0,4)]" 2>&1 | grep -v Warn | grep -v "^S \|check"
-wait
-ab() { timeout 60 python3 bench/cuda_tree_ab.py .real/q8b.gguf --out $OUT/r/ab "$@" 2>>$OUT/r/err.log | cut -c1-100; }
-L=4611686018427387904
 ab --label d4k --depth 4096
 ab --label d4k32u --depth 4096 --set "ATTN_SPLITS=[(256,8,16,0),(2048,16,64),(8192,32,64,0),($L,16,128)]"
 ab --label d16k --depth 16384

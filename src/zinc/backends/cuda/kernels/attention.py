@@ -402,8 +402,8 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
                      pdl: tuple = ((0, 0), (0, 0))) -> None:
     """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32 (or `Q8Cells`); out (T, Hq, DV) f32;
     scratch: (m, l, o) of T * Hq * nsplit rows. bs, stages, warps: see `tiles` (stages 0: the split loop unrolled,
-    no pipeline). q8: (xq, xd, xs) of
-    `mmvq.q8_buffers(T, Hq * DV)` to also get the output on 8 bits (DV a power of two >= 32). combine_dims: the
+    no pipeline, up to MAX_STEPS steps). q8: (xq, xd, xs) of `mmvq.q8_buffers(T, Hq * DV)` to also get the output
+    on 8 bits (DV a power of two >= 32). combine_dims: the
     output dims a combine program merges (a multiple of 32 dividing DV, or DV's power of two), instead of the rule
     of COMBINE_WHOLE.
 
@@ -421,10 +421,11 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
     m, l, o = scratch
     q8c = isinstance(k, Q8Cells)  # q8_0 cells: dequantized to f16 operands as they are read
     (k, kd), (v, vd) = kvq8.planes(k), kvq8.planes(v)
-    bm, bs, stages, warps = tiles(t * r, d, dv, bs, stages, warps, 2 if q8c else k.element_size())
-    steps = 0 if stages else triton.cdiv(triton.cdiv(s, nsplit), bs)
-    if steps > MAX_STEPS:  # too long a loop to unroll: the pipelined one
-        steps, stages = 0, STAGES
+    unroll = stages == 0  # the pipeline's stages still fitted by `tiles`, for a loop too long to unroll
+    bm, bs, stages, warps = tiles(t * r, d, dv, bs, stages or STAGES, warps, 2 if q8c else k.element_size())
+    steps = triton.cdiv(triton.cdiv(s, nsplit), bs) if unroll else 0
+    if steps > MAX_STEPS:
+        steps = 0
     dp, dvp = max(16, triton.next_power_of_2(d)), max(16, triton.next_power_of_2(dv))
     if rope is not None:
         qw, kn, kw, vn, c, slots, eps, mscale, n_dims, neox, from_pos = rope
@@ -441,7 +442,7 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
         q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, *extra, kd, vd, snk,
         out, xq, xd, xs, hq, R=r, D=d, DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap),
         KV16=q8c or k.element_size() == 2, EXACT=exact, Q8=q8c, FINAL=final, HAS_SINK=sinks is not None,
-        QUANT=q8 is not None, num_warps=warps, num_stages=max(stages, 1), STEPS=steps, **meta,
+        QUANT=q8 is not None, num_warps=warps, num_stages=1 if steps else stages, STEPS=steps, **meta,
         **pdl_options(pdl[0], q))
     if final:
         return
