@@ -57,4 +57,4 @@ def forward(ops: Ops, cfg: Config, w: Weights, batch: Batch, cache: KVCache) -> 
         a = self_attention(ops, cfg, lw, h, batch, cache)
         x, h = ops.add_rms_norm(a, x, lw["post_attention_norm"], cfg.norm_eps)
         x, h = residual_norm(ops, cfg, w, il, moe_ffn(ops, cfg, lw, h), x)
-    return lm_head(ops, cfg, w, x, batch)
+    return lm_head(ops, cfg, w, h, batch, normed=True)

@@ -188,18 +188,18 @@ def embed_tokens(ops: Ops, cfg: Config, w: Weights, batch: Batch) -> Any:
 
 
 def residual_norm(ops: Ops, cfg: Config, w: Weights, il: int, f: Any, x: Any) -> tuple[Any, Any]:
-    """After layer il: the residual x + f and, when a layer follows, its pre-attention norm, in one
-    op (x, h); h is None after the last layer (lm_head norms)."""
-    if il + 1 < cfg.n_layer:
-        return ops.add_rms_norm(f, x, w.layer(il + 1)["attn_norm"], cfg.norm_eps)
-    return ops.add(f, x), None
+    """After layer il: the residual x + f and the norm that follows it, in one op (x, h): the next layer's
+    pre-attention norm, or after the last layer the output norm (then `lm_head(..., normed=True)` takes h)."""
+    nw = w.layer(il + 1)["attn_norm"] if il + 1 < cfg.n_layer else w["output_norm.weight"]
+    return ops.add_rms_norm(f, x, nw, cfg.norm_eps)
 
 
-def lm_head(ops: Ops, cfg: Config, w: Weights, x: Any, batch: Batch) -> Any:
-    """Final norm, output projection (tied or not) and the optional final softcap."""
+def lm_head(ops: Ops, cfg: Config, w: Weights, x: Any, batch: Batch, normed: bool = False) -> Any:
+    """Final norm (unless x is already normed), output projection (tied or not) and the optional final softcap."""
     if batch.last_only and batch.n > 1:
         x = ops.slice_rows(x, batch.n - 1, batch.n)
-    x = ops.rms_norm(x, w["output_norm.weight"], cfg.norm_eps)
+    if not normed:
+        x = ops.rms_norm(x, w["output_norm.weight"], cfg.norm_eps)
     logits = ops.matmul(x, w["output.weight"])
     return ops.softcap(logits, cfg.final_softcap) if cfg.final_softcap > 0 else logits
 

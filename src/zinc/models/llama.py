@@ -50,4 +50,4 @@ def forward(ops: Ops, cfg: Config, w: Weights, batch: Batch, cache: KVCache) -> 
         x, h = ops.add_rms_norm(a, x, lw["ffn_norm"], cfg.norm_eps)
         f = moe_ffn(ops, cfg, lw, h) if cfg.n_expert else glu_ffn(ops, cfg, lw, h)
         x, h = residual_norm(ops, cfg, w, il, f, x)
-    return lm_head(ops, cfg, w, x, batch)
+    return lm_head(ops, cfg, w, h, batch, normed=True)
