@@ -67,9 +67,11 @@ DECODE_ATTN_MAX_ROWS = 16
 # with one f16 operand each, H200: 16 of 64 cells for 2,048-8,192 cells, tg128@4096 465.8 -> 469.8, and 16 of 128
 # past 8,192, tg128@16384 391.1 -> 393.5, session 26; under 256 cells 8 of 16 cells with the loop unrolled, stages
 # 0: H100 replay 2,233.5 -> 2,214.9 us, tg128 446.4 -> 450.1; unrolled rows lost at depth 4096 and 16384; 16 of 64
-# cells for 256-2,047 cells, H100 tg128@1024 426.2 -> 429.8, session 30; past 8,192 cells 16 of 64 cells at 3 stages,
-# H100 tg128@16384 324.7-324.9 -> 329.3-329.8, session 31, not yet measured on an H200)
-ATTN_SPLITS = [(256, 8, 16, 0), (2048, 16, 64), (8192, 16, 64), (1 << 62, 16, 64, 3)]
+# cells for 256-2,047 cells, H100 tg128@1024 426.2 -> 429.8, session 30; under 256 cells 4 of 32 unrolled instead
+# (the split boundaries of session 26's row, so its results bit for bit: 8 of 16 turned qwen35-tiny Q8_0's 8-bit near
+# tie at margin 0.055 into a check_families miss), H100 replay 2,233 -> 2,224 us (8 of 16: 2,212); past 8,192 cells
+# 16 of 64 cells at 3 stages, H100 tg128@16384 324.7-324.9 -> 329.3-329.8, session 31, not yet measured on an H200)
+ATTN_SPLITS = [(256, 4, 32, 0), (2048, 16, 64), (8192, 16, 64), (1 << 62, 16, 64, 3)]
 # captured decode steps launch the quantize and streams-matvec kernels as programmatic dependent launches (compute
 # capability 9+): each lets the next launch at its start, and a matvec issues its first weight loads before it waits
 # (griddepcontrol) for the launch before it to finish. H100, Qwen3-8B: tg128 412.8 -> 428.6, @16384 302.2 -> 311.9

@@ -16,8 +16,9 @@ cell only where the head dims are powers of two, offsets are int32 from the bloc
 base 2 with the score scale folded into the query rows (no softcap), and for one token the causal / window mask is
 worked out once per cell, not per (row, cell). The loop is either software-pipelined (cp.async tiles through shared
 memory, `num_stages`) or, for splits of a step or two (stages 0: STEPS), unrolled at the trip count a split has in a
-full cache with its tiles loaded straight into registers: on a 128-cell cache, 8 splits of one 16-cell step took an
-H100's decode step 2,234 -> 2,215 us against 4 pipelined splits of 32 cells (bench/RESULTS.md, session 30).
+full cache with its tiles loaded straight into registers: on a 128-cell cache, 4 splits of one 32-cell step take an
+H100's decode step 2,233 -> 2,224 us against the same splits pipelined (8 of 16 cells: 2,212, bench/RESULTS.md,
+sessions 30-31).
 
 Operands: an f16 cache is read as f16 and f32 accumulated (a q8_0 one, `kvq8`, as its values dequantized
 to f16); the f32 rows of Q and of P are rounded to one f16 operand each, as llama.cpp's CUDA flash attention
