@@ -1,6 +1,6 @@
 """The decode split kernel compiled for sm_90 with no GPU: registers, spills and shared memory of split rows.
 
-    PYTHONPATH=/path/to/triton-3.6 python bench/cuda_split_offline.py [--src DIR] [--no-rope] BS/STAGES/STEPS ...
+    PYTHONPATH=/path/to/triton-3.6 python bench/cuda_split_offline.py [--src DIR] [--no-rope] [--cluster N] BS/STAGES/STEPS ...
 
 Compiles `kattn.attn_split_kernel` at Qwen3-8B's decode shapes (4 query rows a KV head padded to 16, head dims
 128, f16 cells, one token, 4 warps; with the rope prologue and KV write unless --no-rope) with `triton.compile`
@@ -32,6 +32,7 @@ def main() -> None:
     ap.add_argument("rows", nargs="+", help="BS/STAGES/STEPS")
     ap.add_argument("--src", default=str(Path(__file__).resolve().parents[1] / "src"))
     ap.add_argument("--no-rope", action="store_true")
+    ap.add_argument("--cluster", type=int, default=0, help="splits merged in a cluster (CLUSTER; with QUANT)")
     a = ap.parse_args()
     sys.path.insert(0, a.src)
     import triton
@@ -48,6 +49,9 @@ def main() -> None:
         cst = dict(R=4, D=128, DV=128, DP=128, DVP=128, HKV=8, BM=16, BS=bs, SOFTCAP=False, KV16=True, EXACT=False,
                    ROPE=rope, NDIMS=128 if rope else 0, NEOX=rope, QNORM=rope, KNORM=rope, FROM_POS=False, ONE=True,
                    Q8=False, FINAL=False, HAS_SINK=False, QUANT=False, PDL=0, TRIG=0)
+        if a.cluster:
+            cst.update(CLUSTER=max(2, triton.next_power_of_2(a.cluster)),
+                       CDC=max(32, triton.next_power_of_2(triton.cdiv(128, a.cluster))), QUANT=True)
         if "STEPS" in fn.arg_names:
             cst["STEPS"] = steps
         elif steps:
@@ -64,6 +68,9 @@ def main() -> None:
         r = subprocess.run([ptxas, "-v", "--gpu-name", "sm_90a", f.name, "-o", os.devnull], capture_output=True,
                            text=True)
         os.unlink(f.name)
+        if a.cluster:
+            print("cluster barrier in the PTX:", "barrier.cluster.arrive.release" in c.asm["ptx"], r.stderr.strip()[-300:]
+                  if r.returncode else "ptxas ok")
         regs = re.search(r"Used (\d+) registers", r.stderr)
         spill = re.search(r"(\d+) bytes spill stores", r.stderr)
         print(f"Triton {triton.__version__} sm_90, rope {rope}, BS {bs}, stages {stages}, STEPS {steps}: registers "

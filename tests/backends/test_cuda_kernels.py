@@ -158,7 +158,8 @@ DECODE = [(1, 6, 2, 24, 24, 53, 41, 0, 0.0, False, np.float16, 4, 16, True, Fals
           (2, 6, 2, 24, 24, 37, 37, 9, 0.0, True, np.float32, 1, 16, True, True)]
 
 
-def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit, bs, exact, stages=None):
+def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit, bs, exact, stages=None,
+                   cluster=False):
     """`decode_attention` on fresh torch tensors, returning a NumPy (T, Hq, DV)."""
     from zinc.backends.cuda.kernels import attention as kattn
 
@@ -170,7 +171,7 @@ def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit,
                torch.empty((T * Hq * nsplit, dv), device=DEVICE))
     kattn.decode_attention(dev(q), dev(k), dev(v), dev(q_pos), dev(kv_pos), n, scale, window, cap,
                            None if sinks is None else dev(sinks), scratch, out, nsplit=nsplit, bs=bs, exact=exact,
-                           **({} if stages is None else {"stages": stages}))
+                           cluster=cluster, **({} if stages is None else {"stages": stages}))
     return out.cpu().numpy()
 
 
@@ -200,6 +201,34 @@ def test_decode_attention_kernel(ref, case, stages):
         assert got.shape == want.shape and rel(got, want) < (1e-5 if exact else 2e-3)
 
 
+@pytest.mark.parametrize("case", [c for c in DECODE if 2 <= c[11] <= 8],
+                         ids=lambda c: "T{}-h{}x{}-d{}x{}-s{}".format(*c[:5], c[11]))
+def test_decode_attention_cluster(ref, case):
+    """The splits merged by their own programs (`decode_attention(cluster=True)`: on a GPU one thread-block cluster
+    a row block, merging after a cluster barrier; in the interpreter `merge_kernel` after the split launch): the
+    same outputs as the split + combine launches, and the reference's."""
+    T, Hq, Hkv, D, DV, S, n_kv, window, cap, sinks, dtype, nsplit, bs, exact, ring = case
+    rng = np.random.default_rng(sum(case[:8]) + 1)
+    k = rng.standard_normal((S, Hkv, D)).astype(dtype)
+    v = rng.standard_normal((S, Hkv, DV)).astype(dtype)
+    kv_pos = np.full(S, -1, np.int32)
+    P = n_kv
+    if ring:
+        P = 3 * S + 5
+        kv_pos[np.arange(P - S, P) % S] = np.arange(P - S, P)
+    else:
+        kv_pos[:n_kv] = np.arange(n_kv)
+    q_pos = np.arange(P - T, P, dtype=np.int32)
+    q = (2 * rng.standard_normal((T, Hq, D))).astype(np.float32)
+    snk = rng.standard_normal(Hq).astype(np.float32) if sinks else None
+    want = ref.attention(q, k, v, q_pos, kv_pos, n_kv, 0.3, window=window, softcap=cap, sinks=snk)
+    for n in (n_kv, S):
+        got = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, exact, cluster=True)
+        base = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, exact)
+        assert rel(got, want) < (1e-5 if exact else 2e-3)
+        assert np.allclose(got, base, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("T,Hq,Hkv,D,nsplit", [(1, 4, 2, 32, 3), (3, 6, 2, 64, 5), (2, 2, 1, 128, 2), (1, 8, 2, 64, 1),
                                                (3, 6, 3, 32, 1)])
 def test_decode_attention_q8_output(T, Hq, Hkv, D, nsplit):
@@ -221,15 +250,16 @@ def test_decode_attention_q8_output(T, Hq, Hkv, D, nsplit):
     scratch = (torch.empty(T * Hq * nsplit, device=DEVICE), torch.empty(T * Hq * nsplit, device=DEVICE),
                torch.empty((T * Hq * nsplit, D), device=DEVICE))
     outs = []
-    for dc in (D, 32):
+    for dc, cluster in ((D, False), (32, False), (0, True)):  # cluster: the splits merge in place (1 split: as is)
         q8 = mmvq.q8_buffers(T, Hq * D, DEVICE)
         kattn.decode_attention(q, k, v, q_pos, kv_pos, S, 0.3, 0, 0.0, None, scratch, out, nsplit=nsplit, bs=16,
-                               exact=False, q8=q8, combine_dims=dc)
+                               exact=False, q8=q8, combine_dims=dc, cluster=cluster)
         want = mmvq.quantize_x(out.reshape(T, Hq * D).contiguous())
         for got, w in zip(q8, want):
             assert torch.equal(got.cpu(), w.cpu())
         outs.append(out.cpu().clone())
     assert torch.allclose(outs[0], outs[1], rtol=1e-6, atol=1e-6)
+    assert torch.allclose(outs[0], outs[2], rtol=1e-6, atol=1e-6)
 
 
 def test_kv_write_and_argmax(ops, ref):

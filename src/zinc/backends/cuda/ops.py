@@ -81,6 +81,9 @@ PDL = True
 # both launch plainly, the combine lets the output projection launch at its start (H100, Qwen3-8B: replay 2,318 ->
 # 2,310 us; the split launched early, with or without its trigger, 2,327-2,356 us: bench/RESULTS.md, session 25)
 ATTN_PDL = ((0, 0), (0, 1))
+# the decode attention's splits (up to `kattn.MAX_CLUSTER`) as one thread-block cluster that merges them in place: no
+# combine launch (`kattn.decode_attention(cluster=True)`)
+ATTN_CLUSTER = False
 
 
 def _triton_launches_pdl() -> bool:
@@ -516,7 +519,8 @@ class CudaOps(BaseOps):
             q8 = mmvq.q8_buffers(T, Hq * dv, self.device)
         kattn.decode_attention(q.contiguous(), k, v, q_pos, kv_pos, n, float(kq_scale), int(window), float(softcap),
                                sinks, scratch, out, nsplit=nsplit, bs=bs, stages=stages, warps=warps, q8=q8, rope=rope,
-                               pdl=ATTN_PDL if self._pdl[0] else ((0, 0), (0, 0)), exact=self.exact)
+                               pdl=ATTN_PDL if self._pdl[0] else ((0, 0), (0, 0)), exact=self.exact,
+                               cluster=ATTN_CLUSTER)
         if q8 is not None:
             self._keep_q8(out, q8)
         return out

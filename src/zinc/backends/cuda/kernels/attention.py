@@ -57,6 +57,7 @@ COMBINE_WHOLE, COMBINE_DIMS = 2048, 32
 STAGES = 3  # software-pipeline stages of the split loop where the caller gives none (`tiles` may lower them); 0:
 # no pipeline, the loop unrolled at the trip count a split has in a full cache (`attn_split_kernel` STEPS), up to
 MAX_STEPS = 8  # steps (a longer loop keeps the pipeline)
+MAX_CLUSTER = 8  # splits in one thread-block cluster (`decode_attention(cluster=True)`): the portable limit
 
 
 @triton.jit
@@ -234,6 +235,62 @@ def _finish(m_i, l_i, acc, head, rm, sinks, out, xq, xd, xs, HQ, BM: tl.constexp
 
 
 @triton.jit
+def _cluster_sync_zero(x):
+    """A barrier of the thread-block cluster (release / acquire at cluster scope: every CTA's stores before it are
+    seen by the others' loads after it); returns 0, opaque to the compiler, for the addresses of those loads."""
+    return tl.inline_asm_elementwise("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;"
+                                     "\nmov.u32 $0, 0;", "=r,r", [x], dtype=tl.int32, is_pure=False, pack=1)
+
+
+@triton.jit
+def _merge_dims(m_in, l_in, o_in, head, rm, c, sinks, out, xq, xd, xs, HQ, NSPLIT, NSP: tl.constexpr,
+                BM: tl.constexpr, DV: tl.constexpr, DC: tl.constexpr, HAS_SINK: tl.constexpr, QUANT: tl.constexpr):
+    """Dims c * DC + [0, DC) of the BM rows `head` (rm) merged from the NSPLIT splits' max, sum and output rows
+    (row head * NSPLIT + split), as `attn_combine_kernel` merges them; stored to out (and on 8 bits with QUANT, DC a
+    multiple of 32: blocks of the (T, HQ * DV) rows as `_finish` writes them). A cluster split's epilogue."""
+    sp = tl.arange(0, NSP)
+    dv = c * DC + tl.arange(0, DC)
+    ok = rm & (c * DC < DV)
+    sm = ok[:, None] & (sp < NSPLIT)[None, :]
+    row = head[:, None] * NSPLIT + sp[None, :]  # (BM, NSP)
+    m = tl.load(m_in + row, mask=sm, other=NEG)
+    mx = tl.max(m, axis=1)
+    if HAS_SINK:
+        sk = tl.load(sinks + head % HQ, mask=ok, other=0.0)
+        mx = tl.maximum(mx, sk)
+    w = tl.exp(m - mx[:, None])
+    z = tl.sum(tl.load(l_in + row, mask=sm, other=0.0) * w, axis=1)
+    if HAS_SINK:
+        z = z + tl.exp(sk - mx)
+    dm = dv < DV
+    o = tl.load(o_in + row[:, :, None] * DV + dv[None, None, :], mask=sm[:, :, None] & dm[None, None, :], other=0.0)
+    y = tl.sum(o * w[:, :, None], axis=1) / tl.where(ok, z, 1.0)[:, None]  # (BM, DC)
+    tl.store(out + head[:, None] * DV + dv[None, :], y, mask=ok[:, None] & dm[None, :])
+    if QUANT:
+        NB: tl.constexpr = DC // 32
+        b = tl.reshape(head[:, None] * (DV // 32) + c * NB + tl.arange(0, NB)[None, :], (BM * NB,))
+        okb = tl.reshape(tl.broadcast_to(ok[:, None], (BM, NB)), (BM * NB,))
+        q8_store(tl.reshape(y, (BM * NB, 2, 4, 4)), b, 0, HQ * DV, okb, xq, xd, xs)
+
+
+@triton.jit
+def merge_kernel(m_in, l_in, o_in, sinks, out, xq, xd, xs, T, HQ, NSPLIT, R: tl.constexpr, HKV: tl.constexpr,
+                 BM: tl.constexpr, NSP: tl.constexpr, DV: tl.constexpr, DC: tl.constexpr, HAS_SINK: tl.constexpr,
+                 QUANT: tl.constexpr):
+    """`_merge_dims` for the rows and dims of split program (program_id(0), program_id(1)) of `attn_split_kernel`
+    after every split has written its partials: what a cluster split does after its barrier (tests, and the
+    interpreter, where no cluster runs)."""
+    pid = tl.program_id(0)
+    nrb = tl.cdiv(T * R, BM)
+    hk = pid // nrb
+    i = (pid % nrb) * BM + tl.arange(0, BM)
+    t = i // R
+    head = (t * HKV + hk) * R + i % R
+    _merge_dims(m_in, l_in, o_in, head, i < T * R, tl.program_id(1), sinks, out, xq, xd, xs, HQ, NSPLIT, NSP, BM,
+                DV, DC, HAS_SINK, QUANT)
+
+
+@triton.jit
 def _tiles(k, v, kd, vd, kv_pos, s0, end, hk, HKV: tl.constexpr, D: tl.constexpr, DV: tl.constexpr,
            DP: tl.constexpr, DVP: tl.constexpr, BS: tl.constexpr, Q8: tl.constexpr, EVEN: tl.constexpr):
     """The K tile (DP, BS) and V tile (BS, DVP) of cells s0 + [0, BS) (those past `end` read as 0) and their
@@ -284,9 +341,13 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
                       QNORM: tl.constexpr = False, KNORM: tl.constexpr = False, FROM_POS: tl.constexpr = False,
                       ONE: tl.constexpr = False, Q8: tl.constexpr = False, FINAL: tl.constexpr = False,
                       HAS_SINK: tl.constexpr = False, QUANT: tl.constexpr = False, PDL: tl.constexpr = 0,
-                      TRIG: tl.constexpr = 0, STEPS: tl.constexpr = 0):
+                      TRIG: tl.constexpr = 0, STEPS: tl.constexpr = 0, CLUSTER: tl.constexpr = 0,
+                      CDC: tl.constexpr = 32):
     pid = tl.program_id(0)
     sp = tl.program_id(1)
+    if CLUSTER:  # a cluster is the NSPLIT splits of one row block, consecutive along the grid's x
+        sp = pid % NSPLIT
+        pid = pid // NSPLIT
     if TRIG == 1:  # a programmatic dependent launch (`mmvs.pdl_options`): the next launch may start now
         gdc_trigger(pid)
     if PDL:  # launched early: wait before any load (every address below takes the wait's 0)
@@ -334,6 +395,10 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
         tl.store(m_out + row, m_i * 0.6931471805599453, mask=rm)  # natural-log units for the combine
         tl.store(l_out + row, l_i, mask=rm)
         tl.store(o_out + row[:, None] * DV + dv[None, :], acc, mask=rm[:, None] & (dv < DV)[None, :])
+        if CLUSTER:  # launched as clusters of the NSPLIT splits (`decode_attention`): they merge in place
+            z = _cluster_sync_zero(pid)
+            _merge_dims(m_out, l_out, o_out, head + z, rm, sp, sinks, out, xq, xd, xs, HQ, NSPLIT, CLUSTER, BM, DV,
+                        CDC, HAS_SINK, QUANT)
     if TRIG == 2:
         gdc_trigger(pid)
 
@@ -384,6 +449,20 @@ def attn_combine_kernel(m_in, l_in, o_in, sinks, out, xq, xd, xs, HQ, NSPLIT: tl
         gdc_trigger(row)
 
 
+def _launch_clusters(kernel, grid: tuple, args: tuple, kw: dict) -> None:
+    """kernel over grid (P, S) as P clusters of S CTAs along x (the kernel's CLUSTER layout: CTA x = P * S + split).
+    Triton launches clusters only for its multi-CTA programs (num_ctas > 1, which lay one program's tensors over
+    several CTAs): the kernel is compiled as usual (one CTA a program), then its packed launch metadata names S CTAs
+    a program, for which Triton's launcher multiplies the grid's x by S and launches clusters of S along x (Triton
+    3.6; 3.5 takes the cluster's dimensions from the metadata too), so it is given (P, 1)."""
+    compiled = kernel.warmup(*args, grid=(grid[0] * grid[1], 1), **kw)
+    compiled = compiled.result() if hasattr(compiled, "result") else compiled  # an asynchronous compile's
+    meta = compiled.packed_metadata
+    if meta[1] == 1:
+        compiled.packed_metadata = (meta[0], grid[1], meta[2]) + ((grid[1], 1, 1) if len(meta) == 6 else ())
+    kernel[(grid[0], 1)](*args, **kw)
+
+
 def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, esize: int) -> tuple[int, ...]:
     """(BM, BS, stages, warps) that fit in registers and shared memory: BM = the rows padded to 16, at
     most 64, with BM x DV at most 8192 accumulators (4096 for an f32 cache); BS x D at most 32 KB of
@@ -400,7 +479,7 @@ def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, e
 def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: int, cap: float,
                      sinks, scratch, out, nsplit: int = 32, bs: int = 64, warps: int | None = None,
                      stages: int = STAGES, exact: bool = True, q8=None, rope=None, combine_dims: int = 0,
-                     pdl: tuple = ((0, 0), (0, 0))) -> None:
+                     pdl: tuple = ((0, 0), (0, 0)), cluster: bool = False) -> None:
     """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32 (or `Q8Cells`); out (T, Hq, DV) f32;
     scratch: (m, l, o) of T * Hq * nsplit rows. bs, stages, warps: see `tiles` (stages 0: the split loop unrolled,
     no pipeline, up to MAX_STEPS steps). q8: (xq, xd, xs) of `mmvq.q8_buffers(T, Hq * DV)` to also get the output
@@ -415,7 +494,11 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
     before they attend: one launch fewer per layer.
 
     pdl: the (wait, trigger) of the split and of the combine launch as programmatic dependent launches
-    (`mmvs.pdl_options`; a program launched early waits before any load)."""
+    (`mmvs.pdl_options`; a program launched early waits before any load).
+
+    cluster (up to MAX_CLUSTER splits): the splits of a row block run as one thread-block cluster and, after a
+    cluster barrier, each merges CDC dims of the block's rows (`_merge_dims`): no combine launch. In the
+    interpreter (no clusters) `merge_kernel` does the same merge after the split launch."""
     t, hq, d = q.shape
     s, hkv, dv = v.shape
     r = hq // hkv
@@ -439,15 +522,27 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
     final = nsplit == 1  # one split: it writes the output itself, no combine launch
     xq, xd, xs = q8 if q8 is not None else (m, m, m)
     snk = sinks if sinks is not None else m
-    attn_split_kernel[(hkv * triton.cdiv(t * r, bm), nsplit)](
-        q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, *extra, kd, vd, snk,
-        out, xq, xd, xs, hq, R=r, D=d, DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap),
-        KV16=q8c or k.element_size() == 2, EXACT=exact, Q8=q8c, FINAL=final, HAS_SINK=sinks is not None,
-        QUANT=q8 is not None, num_warps=warps, num_stages=1 if steps else stages, STEPS=steps, **meta,
-        **pdl_options(pdl[0], q))
+    grid = (hkv * triton.cdiv(t * r, bm), nsplit)
+    args = (q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, *extra, kd, vd,
+            snk, out, xq, xd, xs, hq)
+    kw = dict(R=r, D=d, DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap),
+              KV16=q8c or k.element_size() == 2, EXACT=exact, Q8=q8c, FINAL=final, HAS_SINK=sinks is not None,
+              QUANT=q8 is not None, num_warps=warps, num_stages=1 if steps else stages, STEPS=steps, **meta,
+              **pdl_options(pdl[0], q))
+    nsp = max(2, triton.next_power_of_2(nsplit))
+    if cluster and not final and nsplit <= MAX_CLUSTER:
+        cdc = max(32, triton.next_power_of_2(triton.cdiv(dvp, nsplit)))  # dims a split merges: DV within the splits
+        if q.is_cuda:
+            _launch_clusters(attn_split_kernel, grid, args, dict(kw, CLUSTER=nsp, CDC=cdc))
+        else:
+            attn_split_kernel[grid](*args, **kw)
+            merge_kernel[grid](m, l, o, snk, out, xq, xd, xs, t, hq, nsplit, R=r, HKV=hkv, BM=bm, NSP=nsp, DV=dv,
+                               DC=cdc, HAS_SINK=sinks is not None, QUANT=q8 is not None)
+        return
+    attn_split_kernel[grid](*args, **kw)
     if final:
         return
-    nsp, dvp = max(2, triton.next_power_of_2(nsplit)), triton.next_power_of_2(dv)
+    dvp = triton.next_power_of_2(dv)
     dc = combine_dims or (COMBINE_DIMS if dv % COMBINE_DIMS == 0 and nsp * dvp > COMBINE_WHOLE else dvp)
     attn_combine_kernel[(t * hq, triton.cdiv(dv, dc))](
         m, l, o, snk, out, xq, xd, xs, hq, NSPLIT=nsplit, NSP=nsp, DV=dv, DC=dc,
