@@ -20,3 +20,9 @@ import zinc.backends.cuda.ops as o; o.ATTN_CLUSTER = True
 from zinc.backends.cuda.check_families import main; main(['--out', '$OUT/r/cf', '--families', 'qwen3-tiny,qwen35-tiny,gpt-oss-tiny,gemma4-tiny', '--ftypes', 'Q8_0'])
 " 2>&1 | tail -6
 rm -f $OUT/r/ab/*.npz
+# deep caches: their 16 splits as clusters of 16 (a non-portable size)
+ab --label d4k --depth 4096
+ab --label d4kcl --depth 4096 --set ATTN_CLUSTER=True
+ab --label d16k --depth 16384
+ab --label d16kcl --depth 16384 --set ATTN_CLUSTER=True
+rm -f $OUT/r/ab/*.npz

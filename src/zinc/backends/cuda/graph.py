@@ -57,7 +57,8 @@ class DriverGraph:
             for name, args in (("cuStreamBeginCapture_v2", [vp, ctypes.c_int]), ("cuStreamEndCapture", [vp, pvp]),
                                ("cuGraphInstantiateWithFlags", [pvp, vp, ctypes.c_ulonglong]),
                                ("cuGraphLaunch", [vp, vp]), ("cuGraphExecDestroy", [vp]), ("cuGraphDestroy", [vp]),
-                               ("cuGetErrorName", [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)])):
+                               ("cuGetErrorName", [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]),
+                               ("cuFuncSetAttribute", [vp, ctypes.c_int, ctypes.c_int])):
                 getattr(cu, name).argtypes = args
             cls._cu = cu
         return cls._cu

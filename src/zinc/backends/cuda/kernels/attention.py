@@ -57,7 +57,8 @@ COMBINE_WHOLE, COMBINE_DIMS = 2048, 32
 STAGES = 3  # software-pipeline stages of the split loop where the caller gives none (`tiles` may lower them); 0:
 # no pipeline, the loop unrolled at the trip count a split has in a full cache (`attn_split_kernel` STEPS), up to
 MAX_STEPS = 8  # steps (a longer loop keeps the pipeline)
-MAX_CLUSTER = 8  # splits in one thread-block cluster (`decode_attention(cluster=True)`): the portable limit
+MAX_CLUSTER = 16  # splits in one thread-block cluster (`decode_attention(cluster=True)`; past 8, the portable limit,
+# the kernel is allowed a non-portable cluster size, which Hopper's GPCs hold up to 16)
 
 
 @triton.jit
@@ -458,8 +459,15 @@ def _launch_clusters(kernel, grid: tuple, args: tuple, kw: dict) -> None:
     compiled = kernel.warmup(*args, grid=(grid[0] * grid[1], 1), **kw)
     compiled = compiled.result() if hasattr(compiled, "result") else compiled  # an asynchronous compile's
     meta = compiled.packed_metadata
-    if meta[1] == 1:
-        compiled.packed_metadata = (meta[0], grid[1], meta[2]) + ((grid[1], 1, 1) if len(meta) == 6 else ())
+    if grid[1] > 8 and not getattr(compiled, "zinc_wide_clusters", False):
+        from zinc.backends.cuda.graph import DriverGraph
+
+        compiled._init_handles()  # loads the module: its function handle
+        DriverGraph.check(DriverGraph.driver().cuFuncSetAttribute(compiled.function, 14, 1),  # non-portable sizes
+                          "cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)")
+        compiled.zinc_wide_clusters = True
+    # set at every launch: splits of 3 and 4 (one CLUSTER constexpr, 4) share the compiled kernel
+    compiled.packed_metadata = (meta[0], grid[1], meta[2]) + ((grid[1], 1, 1) if len(meta) == 6 else ())
     kernel[(grid[0], 1)](*args, **kw)
 
 
