@@ -389,6 +389,8 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
         for s0 in range(start, end, BS):
             m_i, l_i, acc = _attend(k, v, kd, vd, kv_pos, s0, end, hk, qh, ql, qp, m_i, l_i, acc, scale2, cap, window,
                                     HKV, D, DV, DP, DVP, BM, BS, Q8, SOFTCAP, KV16, EXACT, ONE)
+    if TRIG == 3:  # the next launch may start once the loop is done (before the output or the cluster's merge)
+        gdc_trigger(pid)
     if FINAL:
         _finish(m_i, l_i, acc, head, rm, sinks, out, xq, xd, xs, HQ, BM, DV, DVP, HAS_SINK, QUANT)
     else:
@@ -502,7 +504,7 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
     before they attend: one launch fewer per layer.
 
     pdl: the (wait, trigger) of the split and of the combine launch as programmatic dependent launches
-    (`mmvs.pdl_options`; a program launched early waits before any load).
+    (`mmvs.pdl_options`; a program launched early waits before any load; the split's trigger 3: after its loop).
 
     cluster (up to MAX_CLUSTER splits): the splits of a row block run as one thread-block cluster and, after a
     cluster barrier, each merges CDC dims of the block's rows (`_merge_dims`): no combine launch. In the
