@@ -10,9 +10,9 @@ CUB=$(find / -name 'libcublas.so.13' -not -path '/proc/*' 2>/dev/null | head -1)
 export LD_LIBRARY_PATH=$(dirname "$CUB"):/usr/local/cuda/lib64:$LD_LIBRARY_PATH
 echo "cublas: $CUB"
 ldd $LB | grep -E "not found|cublas|cudart|libcuda" 
-L() { timeout 240 $LB -m .real/q8b.gguf -ngl 99 -fa 1 -r 3 -o json "$@"; }
-L -p 512 -n 128 > $OUT/r/llama.json 2> $OUT/r/llama.log; date
-L -p 0 -n 128 -d 4096,16384 > $OUT/r/llama-deep.json 2> $OUT/r/llama-deep.log; date
+LLB() { timeout 240 $LB -m .real/q8b.gguf -ngl 99 -fa 1 -r 3 -o json "$@"; }
+LLB -p 512 -n 128 > $OUT/r/llama.json 2> $OUT/r/llama.log; date
+LLB -p 0 -n 128 -d 4096,16384 > $OUT/r/llama-deep.json 2> $OUT/r/llama-deep.log; date
 python3 - $OUT/r/llama.json $OUT/r/llama-deep.json <<'P'
 import json, sys
 for f in sys.argv[1:]:
