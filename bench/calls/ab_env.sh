@@ -3,6 +3,8 @@
 #   ab ARGS...  bench/cuda_tree_ab.py on that model in a fresh process (AB_TIMEOUT s, default 110), its line cut to
 #               AB_COLS characters (default 100), logs in $OUT/r/err.log;
 #   pp FILE     one line of a `zinc bench --json` file: device, verified, (test, tok/s, sd) each;
+#   zb NAME ARGS...  `zinc bench` of that model on CUDA (3 runs, ARGS: -p/-n/-d) into $OUT/r/NAME.json and .log,
+#               then its pp line (from session 32's calls on);
 #   L           the cell limit of the last ATTN_SPLITS row (1 << 62).
 export PYTHONUNBUFFERED=1
 export PYTHONPATH=$PWD/src
@@ -12,3 +14,5 @@ nvidia-smi --query-gpu=name --format=csv,noheader
 ab() { timeout "${AB_TIMEOUT:-110}" python3 bench/cuda_tree_ab.py .real/q8b.gguf --out $OUT/r/ab "$@" 2>>$OUT/r/err.log | cut -c1-"${AB_COLS:-100}"; }
 pp() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['device'], d['verify']['ok'], [(t['name'], round(t['tok_s'], 1), round(t['tok_s_sd'], 1)) for t in d['tests']])" "$1"; }
 L=4611686018427387904
+zb() { local n=$1; shift; timeout 150 python3 -m zinc.cli bench -m .real/q8b.gguf --backend cuda "$@" -r 3 --json \
+  > $OUT/r/$n.json 2> $OUT/r/$n.log; pp $OUT/r/$n.json; date; }

@@ -7,10 +7,9 @@
 # combine does when there is one.
 export AB_TIMEOUT=60
 . bench/calls/ab_env.sh
-B() { timeout 150 python3 -m zinc.cli bench -m .real/q8b.gguf --backend cuda "$@" -r 3 --json; }
-B -p 512 -n 128 > $OUT/r/bench.json 2> $OUT/r/bench.log; pp $OUT/r/bench.json; date
-B -p 0 -n 128 -d 4096 > $OUT/r/d4k.json 2> $OUT/r/d4k.log; pp $OUT/r/d4k.json; date
-B -p 0 -n 128 -d 16384 > $OUT/r/deep.json 2> $OUT/r/deep.log; pp $OUT/r/deep.json; date
+zb bench -p 512 -n 128
+zb d4k -p 0 -n 128 -d 4096
+zb deep -p 0 -n 128 -d 16384
 if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
   ab --label d16k --depth 16384
   ab --label d16k128 --depth 16384 --set "ATTN_SPLITS=[(256,4,32,0),(2048,16,64),(8192,16,64),($L,16,128)]"

@@ -23,7 +23,6 @@ for f in sys.argv[1:]:
     except Exception as e:
         print(f, "unreadable:", e)
 P
-B() { timeout 150 python3 -m zinc.cli bench -m .real/q8b.gguf --backend cuda "$@" -r 3 --json; }
-B -p 512 -n 128 > $OUT/r/bench.json 2> $OUT/r/bench.log; pp $OUT/r/bench.json; date
-B -p 0 -n 128 -d 16384 > $OUT/r/deep.json 2> $OUT/r/deep.log; pp $OUT/r/deep.json; date
-B -p 0 -n 128 -d 4096 > $OUT/r/d4k.json 2> $OUT/r/d4k.log; pp $OUT/r/d4k.json; date
+zb bench -p 512 -n 128
+zb deep -p 0 -n 128 -d 16384
+zb d4k -p 0 -n 128 -d 4096

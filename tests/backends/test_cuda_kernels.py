@@ -175,13 +175,11 @@ def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit,
     return out.cpu().numpy()
 
 
-@pytest.mark.parametrize("stages", [None, 0], ids=["pipelined", "unrolled"])
-@pytest.mark.parametrize("case", DECODE, ids=lambda c: "T{}-h{}x{}-d{}x{}-{}".format(*c[:5], c[10].__name__))
-def test_decode_attention_kernel(ref, case, stages):
-    """The tensor-core decode kernels at odd shapes: empty cells, extents read on the device, ring caches; the
-    split loop pipelined, or unrolled at the trip count of a full cache (stages 0: steps past the extent masked)."""
+def _decode_inputs(ref, case, seed):
+    """Fresh random inputs of a DECODE case (holes among the cells, or a wrapped ring) and the NumPy backend's
+    attention over them: (q, k, v, q_pos, kv_pos, sinks, want)."""
     T, Hq, Hkv, D, DV, S, n_kv, window, cap, sinks, dtype, nsplit, bs, exact, ring = case
-    rng = np.random.default_rng(sum(case[:8]))
+    rng = np.random.default_rng(seed)
     k = rng.standard_normal((S, Hkv, D)).astype(dtype)
     v = rng.standard_normal((S, Hkv, DV)).astype(dtype)
     kv_pos = np.full(S, -1, np.int32)
@@ -196,6 +194,17 @@ def test_decode_attention_kernel(ref, case, stages):
     q = (2 * rng.standard_normal((T, Hq, D))).astype(np.float32)
     snk = rng.standard_normal(Hq).astype(np.float32) if sinks else None
     want = ref.attention(q, k, v, q_pos, kv_pos, n_kv, 0.3, window=window, softcap=cap, sinks=snk)
+    return q, k, v, q_pos, kv_pos, snk, want
+
+
+@pytest.mark.parametrize("stages", [None, 0], ids=["pipelined", "unrolled"])
+@pytest.mark.parametrize("case", DECODE, ids=lambda c: "T{}-h{}x{}-d{}x{}-{}".format(*c[:5], c[10].__name__))
+def test_decode_attention_kernel(ref, case, stages):
+    """The tensor-core decode kernels at odd shapes: empty cells, extents read on the device, ring caches; the
+    split loop pipelined, or unrolled at the trip count of a full cache (stages 0: steps past the extent masked)."""
+    S, n_kv, window, cap = case[5:9]
+    nsplit, bs, exact = case[11:14]
+    q, k, v, q_pos, kv_pos, snk, want = _decode_inputs(ref, case, sum(case[:8]))
     for n in (n_kv, S):  # a captured graph passes every cell: the extent then comes from q_pos
         got = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, exact, stages)
         assert got.shape == want.shape and rel(got, want) < (1e-5 if exact else 2e-3)
@@ -207,21 +216,9 @@ def test_decode_attention_cluster(ref, case):
     """The splits merged by their own programs (`decode_attention(cluster=True)`: on a GPU one thread-block cluster
     a row block, merging after a cluster barrier; in the interpreter `merge_kernel` after the split launch): the
     same outputs as the split + combine launches, and the reference's."""
-    T, Hq, Hkv, D, DV, S, n_kv, window, cap, sinks, dtype, nsplit, bs, exact, ring = case
-    rng = np.random.default_rng(sum(case[:8]) + 1)
-    k = rng.standard_normal((S, Hkv, D)).astype(dtype)
-    v = rng.standard_normal((S, Hkv, DV)).astype(dtype)
-    kv_pos = np.full(S, -1, np.int32)
-    P = n_kv
-    if ring:
-        P = 3 * S + 5
-        kv_pos[np.arange(P - S, P) % S] = np.arange(P - S, P)
-    else:
-        kv_pos[:n_kv] = np.arange(n_kv)
-    q_pos = np.arange(P - T, P, dtype=np.int32)
-    q = (2 * rng.standard_normal((T, Hq, D))).astype(np.float32)
-    snk = rng.standard_normal(Hq).astype(np.float32) if sinks else None
-    want = ref.attention(q, k, v, q_pos, kv_pos, n_kv, 0.3, window=window, softcap=cap, sinks=snk)
+    S, n_kv, window, cap = case[5:9]
+    nsplit, bs, exact = case[11:14]
+    q, k, v, q_pos, kv_pos, snk, want = _decode_inputs(ref, case, sum(case[:8]) + 1)
     for n in (n_kv, S):
         got = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, exact, cluster=True)
         base = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, exact)

@@ -229,10 +229,28 @@ def _finish(m_i, l_i, acc, head, rm, sinks, out, xq, xd, xs, HQ, BM: tl.constexp
     y = tl.where(rm[:, None], acc * w[:, None], 0.0)
     tl.store(out + head[:, None] * DV + dv[None, :], y, mask=rm[:, None] & (dv < DV)[None, :])
     if QUANT:
-        NB: tl.constexpr = DVP // 32
-        b = tl.reshape(head[:, None] * NB + tl.arange(0, NB)[None, :], (BM * NB,))
-        ok = tl.reshape(tl.broadcast_to(rm[:, None], (BM, NB)), (BM * NB,))
-        q8_store(tl.reshape(y, (BM * NB, 2, 4, 4)), b, 0, HQ * DV, ok, xq, xd, xs)
+        _q8_rows(y, head, 0, rm, HQ, BM, DVP // 32, DV, xq, xd, xs)
+
+
+@triton.jit
+def _q8_rows(y, head, b0, ok, HQ, BM: tl.constexpr, NB: tl.constexpr, DV: tl.constexpr, xq, xd, xs):
+    """y (BM, NB * 32): the 8-bit blocks b0 + [0, NB) of output rows `head` (where ok), blocks of the (T, HQ * DV)
+    rows (`mmvq.q8_store`), as the combine writes them."""
+    b = tl.reshape(head[:, None] * (DV // 32) + b0 + tl.arange(0, NB)[None, :], (BM * NB,))
+    okb = tl.reshape(tl.broadcast_to(ok[:, None], (BM, NB)), (BM * NB,))
+    q8_store(tl.reshape(y, (BM * NB, 2, 4, 4)), b, 0, HQ * DV, okb, xq, xd, xs)
+
+
+@triton.jit
+def _row_block(pid, T, R: tl.constexpr, HKV: tl.constexpr, BM: tl.constexpr):
+    """Split program pid's rows: its KV head hk, and for its BM rows i = t * R + r of that head the mask, the token
+    t and the row head = t * Hq + h of the (T, Hq) query / output."""
+    nrb = tl.cdiv(T * R, BM)
+    hk = pid // nrb
+    i = (pid % nrb) * BM + tl.arange(0, BM)
+    rm = i < T * R
+    t = i // R
+    return hk, rm, t, (t * HKV + hk) * R + i % R
 
 
 @triton.jit
@@ -268,10 +286,7 @@ def _merge_dims(m_in, l_in, o_in, head, rm, c, sinks, out, xq, xd, xs, HQ, NSPLI
     y = tl.sum(o * w[:, :, None], axis=1) / tl.where(ok, z, 1.0)[:, None]  # (BM, DC)
     tl.store(out + head[:, None] * DV + dv[None, :], y, mask=ok[:, None] & dm[None, :])
     if QUANT:
-        NB: tl.constexpr = DC // 32
-        b = tl.reshape(head[:, None] * (DV // 32) + c * NB + tl.arange(0, NB)[None, :], (BM * NB,))
-        okb = tl.reshape(tl.broadcast_to(ok[:, None], (BM, NB)), (BM * NB,))
-        q8_store(tl.reshape(y, (BM * NB, 2, 4, 4)), b, 0, HQ * DV, okb, xq, xd, xs)
+        _q8_rows(y, head, c * (DC // 32), ok, HQ, BM, DC // 32, DV, xq, xd, xs)
 
 
 @triton.jit
@@ -281,14 +296,9 @@ def merge_kernel(m_in, l_in, o_in, sinks, out, xq, xd, xs, T, HQ, NSPLIT, R: tl.
     """`_merge_dims` for the rows and dims of split program (program_id(0), program_id(1)) of `attn_split_kernel`
     after every split has written its partials: what a cluster split does after its barrier (tests, and the
     interpreter, where no cluster runs)."""
-    pid = tl.program_id(0)
-    nrb = tl.cdiv(T * R, BM)
-    hk = pid // nrb
-    i = (pid % nrb) * BM + tl.arange(0, BM)
-    t = i // R
-    head = (t * HKV + hk) * R + i % R
-    _merge_dims(m_in, l_in, o_in, head, i < T * R, tl.program_id(1), sinks, out, xq, xd, xs, HQ, NSPLIT, NSP, BM,
-                DV, DC, HAS_SINK, QUANT)
+    _, rm, _, head = _row_block(tl.program_id(0), T, R, HKV, BM)
+    _merge_dims(m_in, l_in, o_in, head, rm, tl.program_id(1), sinks, out, xq, xd, xs, HQ, NSPLIT, NSP, BM, DV, DC,
+                HAS_SINK, QUANT)
 
 
 @triton.jit
@@ -356,12 +366,7 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
         pid += z
         sp += z
         T += z
-    nrb = tl.cdiv(T * R, BM)
-    hk = pid // nrb
-    i = (pid % nrb) * BM + tl.arange(0, BM)  # row t * R + r of this KV head
-    rm = i < T * R
-    t = i // R
-    head = (t * HKV + hk) * R + i % R  # (BM,) row of the (T, Hq) query / output
+    hk, rm, t, head = _row_block(pid, T, R, HKV, BM)
     qp = tl.load(q_pos + t, mask=rm, other=-1)
     n_eff = tl.minimum(tl.minimum(n_kv, S), tl.load(q_pos + T - 1) + 1)
     chunk = tl.cdiv(tl.cdiv(n_eff, NSPLIT), BS) * BS
@@ -461,13 +466,12 @@ def _launch_clusters(kernel, grid: tuple, args: tuple, kw: dict) -> None:
     compiled = kernel.warmup(*args, grid=(grid[0] * grid[1], 1), **kw)
     compiled = compiled.result() if hasattr(compiled, "result") else compiled  # an asynchronous compile's
     meta = compiled.packed_metadata
-    if grid[1] > 8 and not getattr(compiled, "zinc_wide_clusters", False):
+    if grid[1] > 8:  # a non-portable cluster size: allowed on the kernel (its module loaded for the handle)
         from zinc.backends.cuda.graph import DriverGraph
 
-        compiled._init_handles()  # loads the module: its function handle
-        DriverGraph.check(DriverGraph.driver().cuFuncSetAttribute(compiled.function, 14, 1),  # non-portable sizes
+        compiled._init_handles()
+        DriverGraph.check(DriverGraph.driver().cuFuncSetAttribute(compiled.function, 14, 1),
                           "cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)")
-        compiled.zinc_wide_clusters = True
     # set at every launch: splits of 3 and 4 (one CLUSTER constexpr, 4) share the compiled kernel
     compiled.packed_metadata = (meta[0], grid[1], meta[2]) + ((grid[1], 1, 1) if len(meta) == 6 else ())
     kernel[(grid[0], 1)](*args, **kw)
