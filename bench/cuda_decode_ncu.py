@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from zinc.backends.cuda.kernels import attention as kattn  # noqa: E402
 from zinc.backends.cuda.kernels import mmvq  # noqa: E402
-from zinc.backends.cuda.ops import CudaOps, attention_config  # noqa: E402
+from zinc.backends.cuda.ops import ATTN_CLUSTER, WIDE_BANDWIDTH, CudaOps, attention_config, peak_bandwidth  # noqa: E402
 from zinc.gguf.constants import GGMLType  # noqa: E402
 from zinc.testing.compare import random_weight  # noqa: E402
 
@@ -30,7 +30,7 @@ def main() -> int:
     Hq, Hk, D = 32, 8, 128
     c = torch.pow(1e6, -torch.arange(0, 64, device=dev, dtype=torch.float32) / 64)
     for S, n in ((128, 100), (16512, 16448)):
-        ns, bs, stages, warps = attention_config(S)  # as the backend runs this cache
+        ns, bs, stages, warps = attention_config(S, peak_bandwidth(dev) >= WIDE_BANDWIDTH)  # as the backend runs it
         q, k, v, qw, kw = r(1, Hq, D), r(1, Hk, D), r(1, Hk, D), r(D), r(D)
         ck, cv = r(S, Hk, D).half(), r(S, Hk, D).half()
         cp = torch.full((S,), -1, dtype=torch.int32, device=dev)
@@ -42,7 +42,7 @@ def main() -> int:
                    torch.empty((Hq * ns, D), device=dev))
         for _ in range(3):
             kattn.decode_attention(q, ck, cv, pos, cp, S, 0.088, 0, 0.0, None, scratch, out, nsplit=ns, bs=bs,
-                                   stages=stages, warps=warps, exact=False, q8=q8,
+                                   stages=stages, warps=warps, exact=False, q8=q8, cluster=ATTN_CLUSTER,
                                    rope=(qw, k, kw, v, c, None, 1e-6, 1.0, D, True, True))
     x, res, w = r(1, 4096), r(1, 4096), r(4096)
     o, s = torch.empty_like(x), torch.empty_like(x)

@@ -11,7 +11,7 @@ difference relative to the largest logit, and whether the argmax agrees (a synth
 within rounding of each other, so its greedy tokens may part where the logits agree to f32 rounding).
 --set NAME=VALUE sets a constant of `zinc.backends.cuda.ops` (or MODULE.NAME of `zinc.backends.cuda.kernels.MODULE`)
 first (variants of one tree; VALUE a Python literal, e.g.
-ATTN_SPLITS=[(256,1,64),(4611686018427387904,32,64)]). --depth D adds tg128 on a cache holding D random tokens
+ATTN_SPLITS=[(256,1,64),(4611686018427387904,32,64)]; ATTN_SPLITS also sets ATTN_SPLITS_WIDE). --depth D adds tg128 on a cache holding D random tokens
 (D + 128 cells, rolled back to D before each run).
 """
 
@@ -71,6 +71,8 @@ def main() -> None:
         mod = importlib.import_module(f"zinc.backends.cuda.kernels.{mod}") if mod else ops
         assert hasattr(mod, name), name
         setattr(mod, name, ast.literal_eval(value))
+        if mod is ops and name == "ATTN_SPLITS":  # the rows of every card (not ATTN_SPLITS_WIDE's own)
+            ops.ATTN_SPLITS_WIDE = ops.ATTN_SPLITS
     m = load(a.model, backend="cuda", n_ctx=max(256, a.depth + 128))
     ids = [int(i) for i in np.random.default_rng(0).integers(0, m.n_vocab, 32)]
     cache = m.new_cache(128)

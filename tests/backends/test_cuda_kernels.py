@@ -159,7 +159,7 @@ DECODE = [(1, 6, 2, 24, 24, 53, 41, 0, 0.0, False, np.float16, 4, 16, True, Fals
 
 
 def _decode_kernel(q, k, v, q_pos, kv_pos, n, scale, window, cap, sinks, nsplit, bs, exact, stages=None,
-                   cluster=False):
+                   cluster=0):
     """`decode_attention` on fresh torch tensors, returning a NumPy (T, Hq, DV)."""
     from zinc.backends.cuda.kernels import attention as kattn
 
@@ -213,14 +213,14 @@ def test_decode_attention_kernel(ref, case, stages):
 @pytest.mark.parametrize("case", [c for c in DECODE if 2 <= c[11] <= 16],
                          ids=lambda c: "T{}-h{}x{}-d{}x{}-s{}".format(*c[:5], c[11]))
 def test_decode_attention_cluster(ref, case):
-    """The splits merged by their own programs (`decode_attention(cluster=True)`: on a GPU one thread-block cluster
+    """The splits merged by their own programs (`decode_attention(cluster=nsplit)`: on a GPU one thread-block cluster
     a row block, merging after a cluster barrier; in the interpreter `merge_kernel` after the split launch): the
     same outputs as the split + combine launches, and the reference's."""
     S, n_kv, window, cap = case[5:9]
     nsplit, bs, exact = case[11:14]
     q, k, v, q_pos, kv_pos, snk, want = _decode_inputs(ref, case, sum(case[:8]) + 1)
     for n in (n_kv, S):
-        got = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, exact, cluster=True)
+        got = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, exact, cluster=nsplit)
         base = _decode_kernel(q, k, v, q_pos, kv_pos, n, 0.3, window, cap, snk, nsplit, bs, exact)
         assert rel(got, want) < (1e-5 if exact else 2e-3)
         assert np.allclose(got, base, rtol=1e-5, atol=1e-6)
@@ -247,7 +247,7 @@ def test_decode_attention_q8_output(T, Hq, Hkv, D, nsplit):
     scratch = (torch.empty(T * Hq * nsplit, device=DEVICE), torch.empty(T * Hq * nsplit, device=DEVICE),
                torch.empty((T * Hq * nsplit, D), device=DEVICE))
     outs = []
-    for dc, cluster in ((D, False), (32, False), (0, True)):  # cluster: the splits merge in place (1 split: as is)
+    for dc, cluster in ((D, 0), (32, 0), (0, nsplit)):  # cluster: the splits merge in place (1 split: as is)
         q8 = mmvq.q8_buffers(T, Hq * D, DEVICE)
         kattn.decode_attention(q, k, v, q_pos, kv_pos, S, 0.3, 0, 0.0, None, scratch, out, nsplit=nsplit, bs=16,
                                exact=False, q8=q8, combine_dims=dc, cluster=cluster)

@@ -214,6 +214,7 @@ def test_rope_qk_attention(ops, ref, monkeypatch, case, splits, cdt, stages):
 
     mode, n_dims, Dh, Dv, Hq, Hk, T, norms, with_ff, window, cells = case
     monkeypatch.setattr(cuda_ops, "ATTN_SPLITS", [(1 << 62, splits, 16, stages)])  # 16-cell blocks: the cells span
+    monkeypatch.setattr(cuda_ops, "ATTN_SPLITS_WIDE", cuda_ops.ATTN_SPLITS)  # cards of either bandwidth
     # splits
     rng = np.random.default_rng(Hq * 31 + T)
     f = np.float32

@@ -151,6 +151,7 @@ def test_cuda_rope_qk_attention_writes_q8_cells(ops, ref, monkeypatch, T, norms)
     import zinc.backends.cuda.ops as cuda_ops
 
     monkeypatch.setattr(cuda_ops, "ATTN_SPLITS", [(1 << 62, 5, 16)])
+    monkeypatch.setattr(cuda_ops, "ATTN_SPLITS_WIDE", cuda_ops.ATTN_SPLITS)  # cards of either bandwidth
     rng = np.random.default_rng(7 + T)
     S, P0, Hq, Hk, Dh, Dv = 70, 50, 6, 2, 64, 32
     ck, cv, cp = _filled(ref, rng, S, Hk, Dh, Dv, P0)

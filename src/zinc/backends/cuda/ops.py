@@ -72,6 +72,11 @@ DECODE_ATTN_MAX_ROWS = 16
 # tie at margin 0.055 into a check_families miss), H100 replay 2,233 -> 2,224 us (8 of 16: 2,212); past 8,192 cells
 # 16 of 64 cells at 3 stages, H100 tg128@16384 324.7-324.9 -> 329.3-329.8, session 31, not yet measured on an H200)
 ATTN_SPLITS = [(256, 4, 32, 0), (2048, 16, 64), (8192, 16, 64), (1 << 62, 16, 64, 3)]
+# the rows of cards whose memory streams at least WIDE_BANDWIDTH bytes a second (peak, `peak_bandwidth`): past 8,192
+# cells 16 splits of 128 cells, as session 26 chose on the H200 (H200, Qwen3-8B: tg128@16384 388.0 -> 393.5 against
+# the H100's 64 cells at 3 stages; H100 the other way, 324.8 -> 329.5; session 33)
+WIDE_BANDWIDTH = 4e12
+ATTN_SPLITS_WIDE = [(256, 4, 32, 0), (2048, 16, 64), (8192, 16, 64), (1 << 62, 16, 128)]
 # captured decode steps launch the quantize and streams-matvec kernels as programmatic dependent launches (compute
 # capability 9+): each lets the next launch at its start, and a matvec issues its first weight loads before it waits
 # (griddepcontrol) for the launch before it to finish. H100, Qwen3-8B: tg128 412.8 -> 428.6, @16384 302.2 -> 311.9
@@ -81,9 +86,11 @@ PDL = True
 # both launch plainly, the combine lets the output projection launch at its start (H100, Qwen3-8B: replay 2,318 ->
 # 2,310 us; the split launched early, with or without its trigger, 2,327-2,356 us: bench/RESULTS.md, session 25)
 ATTN_PDL = ((0, 0), (0, 1))
-# the decode attention's splits (up to `kattn.MAX_CLUSTER`) as one thread-block cluster that merges them in place: no
-# combine launch (`kattn.decode_attention(cluster=True)`)
-ATTN_CLUSTER = False
+# the decode attention's splits, where there are at most this many, as one thread-block cluster that merges them in
+# place: no combine launch, the split letting the output projection launch after its loop (`kattn.decode_attention`).
+# H100, Qwen3-8B: 4 splits (caches under 256 cells) replay 2,222.7 -> 2,190.0 us, tg128 448.5 -> 455.4; clusters of
+# 16 splits lost at depth (tg128@1024 429.5 -> 406.4, @4096 401.4 -> 382.5, @16384 330.0 -> 311.8; session 33)
+ATTN_CLUSTER = 4
 
 
 def _triton_launches_pdl() -> bool:
@@ -95,9 +102,18 @@ def _triton_launches_pdl() -> bool:
     return "launch_pdl" in getattr(CUDAOptions, "__dataclass_fields__", {})
 
 
-def attention_config(cells: int) -> tuple[int, int, int, int | None]:
-    """(splits, cells per step, stages, warps or None) of the decode attention over a cache of `cells` cells."""
-    _, splits, bs, *rest = next(r for r in ATTN_SPLITS if cells < r[0])
+def peak_bandwidth(device: torch.device) -> float:
+    """The card's peak memory bandwidth in bytes a second (double data rate over the bus), 0.0 where unknown."""
+    if device.type != "cuda":
+        return 0.0
+    p = torch.cuda.get_device_properties(device)
+    return 2e3 * getattr(p, "memory_clock_rate", 0) * getattr(p, "memory_bus_width", 0) / 8
+
+
+def attention_config(cells: int, wide: bool = False) -> tuple[int, int, int, int | None]:
+    """(splits, cells per step, stages, warps or None) of the decode attention over a cache of `cells` cells
+    (wide: on a card of WIDE_BANDWIDTH)."""
+    _, splits, bs, *rest = next(r for r in (ATTN_SPLITS_WIDE if wide else ATTN_SPLITS) if cells < r[0])
     return splits, bs, rest[0] if rest else kattn.STAGES, rest[1] if len(rest) > 1 else None
 
 
@@ -126,6 +142,7 @@ class CudaOps(BaseOps):
         self.graphs_enabled = graphs
         self.exact = bool(exact)
         self.capturing = False
+        self._wide = peak_bandwidth(self.device) >= WIDE_BANDWIDTH  # decode attention rows (attention_config)
         self._pdl_ok = (self.device.type == "cuda" and torch.cuda.get_device_capability(self.device)[0] >= 9
                         and _triton_launches_pdl())
         self._rope: dict[tuple, tuple[torch.Tensor, float]] = {}
@@ -508,7 +525,7 @@ class CudaOps(BaseOps):
         for the output projection where that takes it (see _quantized)."""
         T, Hq, _ = q.shape
         out = torch.empty((T, Hq, v.shape[2]), dtype=torch.float32, device=self.device)
-        nsplit, bs, stages, warps = attention_config(k.shape[0])  # static per cache size
+        nsplit, bs, stages, warps = attention_config(k.shape[0], self._wide)  # static per cache size
         scratch = (torch.empty((T * Hq * nsplit,), dtype=torch.float32, device=self.device),
                    torch.empty((T * Hq * nsplit,), dtype=torch.float32, device=self.device),
                    torch.empty((T * Hq * nsplit, v.shape[2]), dtype=torch.float32, device=self.device))

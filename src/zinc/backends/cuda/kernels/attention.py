@@ -57,7 +57,7 @@ COMBINE_WHOLE, COMBINE_DIMS = 2048, 32
 STAGES = 3  # software-pipeline stages of the split loop where the caller gives none (`tiles` may lower them); 0:
 # no pipeline, the loop unrolled at the trip count a split has in a full cache (`attn_split_kernel` STEPS), up to
 MAX_STEPS = 8  # steps (a longer loop keeps the pipeline)
-MAX_CLUSTER = 16  # splits in one thread-block cluster (`decode_attention(cluster=True)`; past 8, the portable limit,
+MAX_CLUSTER = 16  # splits in one thread-block cluster (`decode_attention(cluster=)`; past 8, the portable limit,
 # the kernel is allowed a non-portable cluster size, which Hopper's GPCs hold up to 16)
 
 
@@ -493,7 +493,7 @@ def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, e
 def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: int, cap: float,
                      sinks, scratch, out, nsplit: int = 32, bs: int = 64, warps: int | None = None,
                      stages: int = STAGES, exact: bool = True, q8=None, rope=None, combine_dims: int = 0,
-                     pdl: tuple = ((0, 0), (0, 0)), cluster: bool = False) -> None:
+                     pdl: tuple = ((0, 0), (0, 0)), cluster: int = 0) -> None:
     """q (T, Hq, D) f32; k (S, Hkv, D), v (S, Hkv, DV) f16/f32 (or `Q8Cells`); out (T, Hq, DV) f32;
     scratch: (m, l, o) of T * Hq * nsplit rows. bs, stages, warps: see `tiles` (stages 0: the split loop unrolled,
     no pipeline, up to MAX_STEPS steps). q8: (xq, xd, xs) of `mmvq.q8_buffers(T, Hq * DV)` to also get the output
@@ -510,9 +510,10 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
     pdl: the (wait, trigger) of the split and of the combine launch as programmatic dependent launches
     (`mmvs.pdl_options`; a program launched early waits before any load; the split's trigger 3: after its loop).
 
-    cluster (up to MAX_CLUSTER splits): the splits of a row block run as one thread-block cluster and, after a
-    cluster barrier, each merges CDC dims of the block's rows (`_merge_dims`): no combine launch. In the
-    interpreter (no clusters) `merge_kernel` does the same merge after the split launch."""
+    cluster: where nsplit is at most this (and MAX_CLUSTER), the splits of a row block run as one thread-block
+    cluster and, after a cluster barrier, each merges CDC dims of the block's rows (`_merge_dims`): no combine
+    launch; the split then takes the combine's trigger, as 3 (after its loop: the next launch may start during the
+    merge). In the interpreter (no clusters) `merge_kernel` does the same merge after the split launch."""
     t, hq, d = q.shape
     s, hkv, dv = v.shape
     r = hq // hkv
@@ -544,7 +545,8 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
               QUANT=q8 is not None, num_warps=warps, num_stages=1 if steps else stages, STEPS=steps, **meta,
               **pdl_options(pdl[0], q))
     nsp = max(2, triton.next_power_of_2(nsplit))
-    if cluster and not final and nsplit <= MAX_CLUSTER:
+    if not final and nsplit <= min(cluster, MAX_CLUSTER):
+        kw.update(pdl_options((pdl[0][0], 3 if pdl[1][1] else pdl[0][1]), q))
         cdc = max(32, triton.next_power_of_2(triton.cdiv(dvp, nsplit)))  # dims a split merges: DV within the splits
         if q.is_cuda:
             _launch_clusters(attn_split_kernel, grid, args, dict(kw, CLUSTER=nsp, CDC=cdc))
