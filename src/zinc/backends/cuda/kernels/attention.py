@@ -57,6 +57,7 @@ COMBINE_WHOLE, COMBINE_DIMS = 2048, 32
 STAGES = 3  # software-pipeline stages of the split loop where the caller gives none (`tiles` may lower them); 0:
 # no pipeline, the loop unrolled at the trip count a split has in a full cache (`attn_split_kernel` STEPS), up to
 MAX_STEPS = 8  # steps (a longer loop keeps the pipeline)
+CLUSTER_TRIGGER = 3  # a cluster split's trigger (`decode_attention`'s cluster), where the combine would have one
 MAX_CLUSTER = 16  # splits in one thread-block cluster (`decode_attention(cluster=)`; past 8, the portable limit,
 # the kernel is allowed a non-portable cluster size, which Hopper's GPCs hold up to 16)
 
@@ -512,8 +513,8 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
 
     cluster: where nsplit is at most this (and MAX_CLUSTER), the splits of a row block run as one thread-block
     cluster and, after a cluster barrier, each merges CDC dims of the block's rows (`_merge_dims`): no combine
-    launch; the split then takes the combine's trigger, as 3 (after its loop: the next launch may start during the
-    merge). In the interpreter (no clusters) `merge_kernel` does the same merge after the split launch."""
+    launch; the split then takes the combine's trigger, as CLUSTER_TRIGGER (3: after its loop, so the next launch may
+    start during the merge). In the interpreter (no clusters) `merge_kernel` does the same merge after the split launch."""
     t, hq, d = q.shape
     s, hkv, dv = v.shape
     r = hq // hkv
@@ -546,7 +547,7 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
               **pdl_options(pdl[0], q))
     nsp = max(2, triton.next_power_of_2(nsplit))
     if not final and nsplit <= min(cluster, MAX_CLUSTER):
-        kw.update(pdl_options((pdl[0][0], 3 if pdl[1][1] else pdl[0][1]), q))
+        kw.update(pdl_options((pdl[0][0], CLUSTER_TRIGGER if pdl[1][1] else pdl[0][1]), q))
         cdc = max(32, triton.next_power_of_2(triton.cdiv(dvp, nsplit)))  # dims a split merges: DV within the splits
         if q.is_cuda:
             _launch_clusters(attn_split_kernel, grid, args, dict(kw, CLUSTER=nsp, CDC=cdc))
