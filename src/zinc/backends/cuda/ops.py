@@ -73,8 +73,8 @@ DECODE_ATTN_MAX_ROWS = 16
 # 16 of 64 cells at 3 stages, H100 tg128@16384 324.7-324.9 -> 329.3-329.8, session 31, not yet measured on an H200)
 ATTN_SPLITS = [(256, 4, 32, 0), (2048, 16, 64), (8192, 16, 64), (1 << 62, 16, 64, 3)]
 # the rows of cards whose memory streams at least WIDE_BANDWIDTH bytes a second (peak, `peak_bandwidth`): past 8,192
-# cells 16 splits of 128 cells, as session 26 chose on the H200 (H200, Qwen3-8B: tg128@16384 388.0 -> 393.5 against
-# the H100's 64 cells at 3 stages; H100 the other way, 324.8 -> 329.5; session 33)
+# cells 16 splits of 128 cells, as session 26 chose on the H200 (H200, Qwen3-8B: tg128@16384 388.0 -> 393.5 in A/B
+# against the H100's 64 cells at 3 stages, zinc bench 388.5 -> 394.4; H100 the other way, 324.8 -> 329.5; session 33)
 WIDE_BANDWIDTH = 4e12
 ATTN_SPLITS_WIDE = [(256, 4, 32, 0), (2048, 16, 64), (8192, 16, 64), (1 << 62, 16, 128)]
 # captured decode steps launch the quantize and streams-matvec kernels as programmatic dependent launches (compute
