@@ -11,8 +11,8 @@ difference relative to the largest logit, and whether the argmax agrees (a synth
 within rounding of each other, so its greedy tokens may part where the logits agree to f32 rounding).
 --set NAME=VALUE sets a constant of `zinc.backends.cuda.ops` (or MODULE.NAME of `zinc.backends.cuda.kernels.MODULE`)
 first (variants of one tree; VALUE a Python literal, e.g.
-ATTN_SPLITS=[(256,1,64),(4611686018427387904,32,64)]; ATTN_SPLITS also sets ATTN_SPLITS_WIDE). --depth D adds tg128 on a cache holding D random tokens
-(D + 128 cells, rolled back to D before each run).
+ATTN_SPLITS=[(256,1,64),(4611686018427387904,32,64)]; ATTN_SPLITS also sets ATTN_SPLITS_WIDE). --depth D adds
+tg128 on a cache holding D random tokens (D + 128 cells, rolled back to D before each run).
 """
 
 from __future__ import annotations

@@ -514,7 +514,8 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
     cluster: where nsplit is at most this (and MAX_CLUSTER), the splits of a row block run as one thread-block
     cluster and, after a cluster barrier, each merges CDC dims of the block's rows (`_merge_dims`): no combine
     launch; the split then takes the combine's trigger, as CLUSTER_TRIGGER (3: after its loop, so the next launch may
-    start during the merge). In the interpreter (no clusters) `merge_kernel` does the same merge after the split launch."""
+    start during the merge). In the interpreter (no clusters) `merge_kernel` does the same merge after the split
+    launch."""
     t, hq, d = q.shape
     s, hkv, dv = v.shape
     r = hq // hkv
