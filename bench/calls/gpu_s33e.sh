@@ -1,4 +1,4 @@
-# Session 33, call e: the GLU matvec writing its output on 8 bits for the down projection (`ops.GLU_Q8`: the last
+# Session 33, call e (the kernel it measures is in commit be17534 only: it lost and was taken out): the GLU matvec writing its output on 8 bits for the down projection (`ops.GLU_Q8`: the last
 # program of each 32 outputs quantizes them; no quantize launch, 36 fewer a tg128 step): its GPU tests, decode-step
 # A/B pairs against GLU_Q8=False, then every family's tiny model at Q4_K_M and Q6_K with it on.
 export AB_TIMEOUT=45

@@ -91,9 +91,6 @@ ATTN_PDL = ((0, 0), (0, 1))
 # H100, Qwen3-8B: 4 splits (caches under 256 cells) replay 2,222.7 -> 2,190.0 us, tg128 448.5 -> 455.4; clusters of
 # 16 splits lost at depth (tg128@1024 429.5 -> 406.4, @4096 401.4 -> 382.5, @16384 330.0 -> 311.8; session 33)
 ATTN_CLUSTER = 4
-# a GLU matvec of the rows-as-streams form also writes its output on 8 bits for the down projection (the last program
-# of each 32 outputs quantizes them: `mmvs._quantize_last`): no quantize launch between the two
-GLU_Q8 = False
 
 
 def _triton_launches_pdl() -> bool:
@@ -152,7 +149,6 @@ class CudaOps(BaseOps):
         self._graphs: Any = None
         self._qx: list[tuple] = []  # (x, its quantization) of the last QX_KEEP quantized matmul inputs
         self._align: tuple | None = None  # (ids, (experts, block rows), kmoe.align_pairs of them)
-        self._zeros: dict[int, torch.Tensor] = {}  # `_counts`
 
     # -- memory ----------------------------------------------------------------------------------
     def upload(self, qt: QTensor) -> CudaWeight:
@@ -425,19 +421,9 @@ class CudaOps(BaseOps):
         if q80:
             kgm.q8_matvec(x2, w_gate.parts, w_gate.rows, w_gate.k, y, glu=(w_up.parts, kel.GLU_ACTS[act]))
             return y.reshape(*lead, w_gate.rows)
-        n, t = w_gate.rows, x2.shape[0]
-        q8 = (mmvq.q8_buffers(t, n, self.device), self._counts(t * n // 32)) if GLU_Q8 and n % 32 == 0 else None
-        if mmvq.matvec(self._quantized(x, x2), w_gate.parts, int(w_gate.ggml_type), n, w_gate.k, y,
-                       glu=(w_up.parts, kel.GLU_ACTS[act]), pdl=self._pdl, q8out=q8):
-            self._keep_q8(y, q8[0])
-        return y.reshape(*lead, n)
-
-    def _counts(self, n: int) -> torch.Tensor:
-        """n int32 zeros that the kernels given them leave zero (`mmvs.launch`'s q8out), one buffer a size for
-        the life of these ops (a captured graph keeps its address)."""
-        if n not in self._zeros:
-            self._zeros[n] = torch.zeros(n, dtype=torch.int32, device=self.device)
-        return self._zeros[n]
+        mmvq.matvec(self._quantized(x, x2), w_gate.parts, int(w_gate.ggml_type), w_gate.rows, w_gate.k, y,
+                    glu=(w_up.parts, kel.GLU_ACTS[act]), pdl=self._pdl)
+        return y.reshape(*lead, w_gate.rows)
 
     def glu(self, gate, up, act):
         if act not in kel.GLU_ACTS:

@@ -119,28 +119,6 @@ def _q6k_dot(Wa, Wb, H, v, d, X0, X1, X2, X3, x0, x1, x2, x3, y0, y1, y2, y3, AS
 
 
 @triton.jit
-def q8_store(v, b, t, K, ok, xq, xd, xs):
-    """Quantize v (NB, 2, 4, 4): the 32 values of blocks b (NB,) of row t (of K values) where ok,
-    into xq, xd, xs as `mmvq.quantize_kernel` says (also called by the attention, recurrent and GLU kernels)."""
-    j = tl.arange(0, 4)
-    h = tl.arange(0, 2)
-    w4 = tl.arange(0, 4)
-    amax = tl.max(tl.max(tl.max(tl.abs(v), axis=3), axis=2), axis=1)  # (NB,)
-    d = tl.math.div_rn(amax, 127.0)
-    dd = tl.where(amax > 0, d, 1.0)
-    s = tl.math.div_rn(v, dd[:, None, None, None])
-    q = (tl.floor(tl.abs(s) + 0.5) * tl.where(s < 0, -1.0, 1.0)).to(tl.int32)  # round half away from 0
-    word = tl.sum((q & 255) << (j * 8)[None, None, None, :], axis=3)  # (NB, 2, 4)
-    wo = b[:, None, None] * 8 + h[None, :, None] * 4 + w4[None, None, :]
-    tl.store(xq + t * (K // 4) + wo, word, mask=ok[:, None, None])
-    qsum = tl.sum(tl.sum(q, axis=3), axis=2)  # (NB, 2)
-    tl.store(xs + t * (K // 16) + b[:, None] * 2 + h[None, :], qsum.to(tl.float32) * d[:, None], mask=ok[:, None])
-    xo = t * (K // 16) + b * 2
-    tl.store(xd + xo, d, mask=ok)
-    tl.store(xd + xo + 1, tl.sum(qsum, axis=1).to(tl.float32) * d, mask=ok)
-
-
-@triton.jit
 def gdc_wait_zero(x):
     """griddepcontrol.wait (programmatic dependent launch: until the grid before this one has finished and its
     writes are visible); returns 0, opaque to the compiler, for the addresses of the loads that must follow.
@@ -241,46 +219,17 @@ def _program(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, E
 
 
 @triton.jit
-def _fence_zero(x):
-    """fence.acq_rel.gpu (this thread's stores before it ordered before its later ones at GPU scope); returns 0."""
-    return tl.inline_asm_elementwise("fence.acq_rel.gpu;\nmov.u32 $0, 0;", "=r,r", [x], dtype=tl.int32,
-                                     is_pure=False, pack=1)
-
-
-@triton.jit
-def _quantize_last(out, cnt, qo, qd, qs, N, so, pid, t, R: tl.constexpr, ASM: tl.constexpr):
-    """After a program's stores: the last of the 32 / R programs that write outputs 32 g .. 32 g + 31 of column t
-    (counted in cnt[t, g], which it sets back to 0) quantizes them into qo, qd, qs (`q8_store`), so the next
-    matvec needs no quantize launch. Each program's stores are fenced and the count is an acquire-release atomic:
-    the last program sees every store of its group."""
-    if ASM:
-        _fence_zero(pid)
-    tl.debug_barrier()  # every thread's stores (and fence) before the count
-    g = pid * R // 32
-    c = cnt + t * (N // 32) + g
-    if tl.atomic_add(c, 1, sem="acq_rel", scope="gpu") == 32 // R - 1:
-        tl.store(c, 0)
-        b = g + tl.arange(0, 1)
-        off = (b[:, None, None, None] * 32 + tl.arange(0, 2)[None, :, None, None] * 16
-               + tl.arange(0, 4)[None, None, :, None] * 4 + tl.arange(0, 4)[None, None, None, :])
-        v = tl.load(out + t * so + off, cache_modifier=".cg")
-        q8_store(v, b, t, N, b >= 0, qo, qd, qs)
-
-
-@triton.jit
 def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, ES, UO, P1, N2, out2, so2,
-                cnt, qo, qd, qs, QT: tl.constexpr, R: tl.constexpr, NP: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr,
+                QT: tl.constexpr, R: tl.constexpr, NP: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr,
                 ACT: tl.constexpr, U: tl.constexpr, EXPERTS: tl.constexpr, QT2: tl.constexpr = 0,
                 R2: tl.constexpr = 1, NP2: tl.constexpr = 32, EVEN2: tl.constexpr = False, U2: tl.constexpr = 1,
-                PDL: tl.constexpr = 0, TRIG: tl.constexpr = 0, QOUT: tl.constexpr = False):
+                PDL: tl.constexpr = 0, TRIG: tl.constexpr = 0):
     """grid (cdiv(N, R), T): out[t, R*i + [0, R)] = W[rows] . x[t], R in (1, 2, 4); ACT >= 0 (R in (1, 2)):
     act(W . x) * (W2 . x), W2 (a2..d2) the up weight, its rows UO past the gate's. NP units per step, the loop
     unrolled U times. EXPERTS: program column t is a (token, slot) pair of a MoE selection: expert ids[t],
     whose rows start at ids[t] * ES of the stack, times x row t // XDIV (`mmvq.matvec_experts`).
     QT2 > 0: a second weight of the same input (a2..d2, type QT2, N2 rows) in the same launch: programs
-    from P1 on compute its rows into out2 (row stride so2) with their own R2, NP2, EVEN2, U2 (`launch_pair`).
-    QOUT (N a multiple of 32, R of 32, one weight, no experts): out also quantized into qo, qd, qs (`_quantize_last`;
-    cnt (T, N / 32) int32 zeros, left zero)."""
+    from P1 on compute its rows into out2 (row stride so2) with their own R2, NP2, EVEN2, U2 (`launch_pair`)."""
     pid = tl.program_id(0)
     t = tl.program_id(1)
     if TRIG == 1:
@@ -294,19 +243,15 @@ def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV
     else:
         _program(xq, xd, xs, out2, a2, b2, c2, d2, a2, b2, c2, d2, ids, N2, K, so2, 1, 0, 0, pid - P1, t, QT2, R2,
                  NP2, ASM, EVEN2, -1, U2, False, PDL)
-    if QOUT:
-        _quantize_last(out, cnt, qo, qd, qs, N, so, pid, t, R, ASM)
     if TRIG == 2:
         gdc_trigger(pid)
 
 
 def launch(xqt, wa: tuple, wb: tuple | None, qtype: int, n: int, k: int, out, cfg: tuple, act: int,
-           experts: tuple | None = None, pdl: tuple = (0, 0), q8out: tuple | None = None) -> None:
+           experts: tuple | None = None, pdl: tuple = (0, 0)) -> None:
     """out (T, n) = the rows of weight arrays wa (a, b, c, d; with wb and act >= 0 a GLU) times the 8-bit
     activations xqt; cfg = (R, units per thread, warps, U). experts = (ids (T, NSEL) int32, XDIV, expert
-    rows ES, up rows offset UO): out (T, NSEL, n), pair p = (t, j) of expert ids[t, j] times x row p // XDIV.
-    q8out = ((qo, qd, qs) of `mmvq.q8_buffers(T, n)`, counts (at least T * n / 32) int32 zeros): out also on 8
-    bits, as `mmvq.quantize_x(out)` gives it (n a multiple of 32, no experts; the counts are left zero)."""
+    rows ES, up rows offset UO): out (T, NSEL, n), pair p = (t, j) of expert ids[t, j] times x row p // XDIV."""
     xq, xd, xs = xqt
     r, upt, nw, u = cfg
     assert r in ((1, 2) if wb else (1, 2, 4)), cfg
@@ -315,12 +260,10 @@ def launch(xqt, wa: tuple, wb: tuple | None, qtype: int, n: int, k: int, out, cf
     ids, xdiv, es, uo = experts if experts else (out, 1, 0, 0)
     assert not (experts and pdl[0] == 1), "the experts' ids are read first: an early launch must wait before that"
     cols = ids.numel() if experts else xq.shape[0]
-    (qo, qd, qs), cnt = q8out if q8out else ((xq, xd, xs), ids)
-    assert not q8out or (n % 32 == 0 and not experts and cnt.numel() >= cols * n // 32), (n, cnt.shape)
     mmvs_kernel[(triton.cdiv(n, r), cols)](
         xq, xd, xs, out, *wa, *(wb or wa), ids, n, k, n if experts else out.stride(0), xdiv, es, uo, 0, 0, out, 0,
-        cnt, qo, qd, qs, QT=qtype, R=r, NP=npu, ASM=xq.is_cuda, EVEN=units % (npu * u) == 0, ACT=act if wb else -1,
-        U=u, EXPERTS=experts is not None, QOUT=q8out is not None, num_warps=nw, num_stages=1, **pdl_options(pdl, xq))
+        QT=qtype, R=r, NP=npu, ASM=xq.is_cuda, EVEN=units % (npu * u) == 0, ACT=act if wb else -1, U=u,
+        EXPERTS=experts is not None, num_warps=nw, num_stages=1, **pdl_options(pdl, xq))
 
 
 def pdl_options(pdl: tuple, x) -> dict:
@@ -344,7 +287,7 @@ def launch_pair(xqt, first: tuple, second: tuple, pdl: tuple = (0, 0)) -> None:
     p1 = triton.cdiv(na, ca[0])
     mmvs_kernel[(p1 + triton.cdiv(nb, cb[0]), xq.shape[0])](
         xq, xd, xs, oa, *wa, *wb, xq, na, xq.shape[1] * 4, oa.stride(0), 1, 0, 0, p1, nb, ob, ob.stride(0),
-        xq, xq, xd, xs, QT=qa, R=ca[0], NP=npa, ASM=xq.is_cuda, EVEN=ua % (npa * ca[3]) == 0, ACT=-1, U=ca[3], EXPERTS=False,
+        QT=qa, R=ca[0], NP=npa, ASM=xq.is_cuda, EVEN=ua % (npa * ca[3]) == 0, ACT=-1, U=ca[3], EXPERTS=False,
         QT2=qb, R2=cb[0], NP2=npb, EVEN2=ub % (npb * cb[3]) == 0, U2=cb[3], num_warps=ca[2], num_stages=1,
         **pdl_options(pdl, xq))
 
