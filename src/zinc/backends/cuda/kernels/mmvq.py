@@ -33,6 +33,7 @@ import triton
 import triton.language as tl
 
 from zinc.backends.cuda.kernels import mmvs
+from zinc.backends.cuda.kernels.mmvs import q8_store
 from zinc.backends.cuda.kernels.elementwise import glu_act
 from zinc.backends.cuda.kernels.dot4 import M4, M30, dot4, in_range
 from zinc.backends.cuda.kernels.quant import INTERPRETER_ROWS, e8m0_half
@@ -80,28 +81,6 @@ def quantize_kernel(x, w, res, sum_out, out, xq, xd, xs, K, eps, NB: tl.constexp
     q8_store(v, b, t, K, ok, xq, xd, xs)
     if TRIG == 2:
         mmvs.gdc_trigger(t)
-
-
-@triton.jit
-def q8_store(v, b, t, K, ok, xq, xd, xs):
-    """Quantize v (NB, 2, 4, 4): the 32 values of blocks b (NB,) of row t (of K values) where ok,
-    into xq, xd, xs as `quantize_kernel` says (also called by the attention combine kernel)."""
-    j = tl.arange(0, 4)
-    h = tl.arange(0, 2)
-    w4 = tl.arange(0, 4)
-    amax = tl.max(tl.max(tl.max(tl.abs(v), axis=3), axis=2), axis=1)  # (NB,)
-    d = tl.math.div_rn(amax, 127.0)
-    dd = tl.where(amax > 0, d, 1.0)
-    s = tl.math.div_rn(v, dd[:, None, None, None])
-    q = (tl.floor(tl.abs(s) + 0.5) * tl.where(s < 0, -1.0, 1.0)).to(tl.int32)  # round half away from 0
-    word = tl.sum((q & 255) << (j * 8)[None, None, None, :], axis=3)  # (NB, 2, 4)
-    wo = b[:, None, None] * 8 + h[None, :, None] * 4 + w4[None, None, :]
-    tl.store(xq + t * (K // 4) + wo, word, mask=ok[:, None, None])
-    qsum = tl.sum(tl.sum(q, axis=3), axis=2)  # (NB, 2)
-    tl.store(xs + t * (K // 16) + b[:, None] * 2 + h[None, :], qsum.to(tl.float32) * d[:, None], mask=ok[:, None])
-    xo = t * (K // 16) + b * 2
-    tl.store(xd + xo, d, mask=ok)
-    tl.store(xd + xo + 1, tl.sum(qsum, axis=1).to(tl.float32) * d, mask=ok)
 
 
 def q8_buffers(t: int, k: int, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -358,14 +337,15 @@ def words(parts, qtype: int, streams: bool = False) -> tuple[torch.Tensor, ...]:
 
 
 def _streams(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple, glu: tuple | None,
-             experts: tuple | None = None, bias: tuple | None = None, pdl: tuple = (0, 0)) -> bool:
+             experts: tuple | None = None, bias: tuple | None = None, pdl: tuple = (0, 0),
+             q8out: tuple | None = None) -> bool:
     """Run the rows-as-streams form (kernels/mmvs.py) if cfg is one of its configurations (R, units per
     thread, num_warps, 1, 1, 2[, U]), the same tuple for `matvec` and `matvec_experts`; False if it is not."""
     if len(cfg) < 6 or cfg[5] != 2:
         return False
     assert qtype in (12, 14) and not bias, "the rows-as-streams form takes Q4_K and Q6_K, without biases"
     mmvs.launch(xqt, words(parts, qtype, True), words(glu[0], qtype, True) if glu else None, qtype, n, k, out,
-                (cfg[0], cfg[1], cfg[2], cfg[6] if len(cfg) > 6 else 1), glu[1] if glu else -1, experts, pdl)
+                (cfg[0], cfg[1], cfg[2], cfg[6] if len(cfg) > 6 else 1), glu[1] if glu else -1, experts, pdl, q8out)
     return True
 
 
@@ -383,14 +363,17 @@ def matvec_pair(xqt, first: tuple, second: tuple, pdl: tuple = (0, 0)) -> bool:
 
 
 def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple | None = None,
-           glu: tuple | None = None, pdl: tuple = (0, 0)) -> None:
+           glu: tuple | None = None, pdl: tuple = (0, 0), q8out: tuple | None = None) -> bool:
     """xqt = quantize_x(x) for x (T, K) -> out (T, N) f32. glu = (up weight's parts, activation code of
     `elementwise.GLU_ACTS`): out = act(x . W) * (x . W_up). pdl: the rows-as-streams form as a programmatic
-    dependent launch (`mmvs.pdl_options`)."""
+    dependent launch (`mmvs.pdl_options`). q8out (`mmvs.launch`'s): where the rows-as-streams form runs at 2 or
+    4 rows a program and N is a multiple of 32, out also on 8 bits; returns whether it was written."""
     xq, xd, xs = xqt
     cfg = cfg or interpreted(config(qtype, n, k, glu is not None), n, xq)
-    if _streams(xqt, parts, qtype, n, k, out, cfg, glu, pdl=pdl):
-        return
+    if q8out is not None and not (len(cfg) >= 6 and cfg[5] == 2 and cfg[0] in (2, 4) and n % 32 == 0):
+        q8out = None
+    if _streams(xqt, parts, qtype, n, k, out, cfg, glu, pdl=pdl, q8out=q8out):
+        return q8out is not None
     bn, ng, nw, ks, *st = cfg
     a, b, c, d = words(parts, qtype)
     a2, b2, c2, d2 = words(glu[0], qtype) if glu else (a, b, c, d)
@@ -403,6 +386,7 @@ def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple
         xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, n, k, out.stride(0), QT=qtype, BN=bn, NG=ng, KS=ks,
         ASM=xq.is_cuda, EVEN=k % (unit * ng * ks) == 0, ACT=glu[1] if glu else -1, num_warps=nw,
         num_stages=st[0] if st else 3)
+    return False
 
 
 @triton.jit
