@@ -368,8 +368,8 @@ def launch_pair(xqt, first: tuple, second: tuple, pdl: tuple = (0, 0)) -> None:
     mmvs_kernel[(p1 + triton.cdiv(nb, cb[0]), xq.shape[0])](
         xq, xd, xs, oa, *wa, *wb, xq, na, xq.shape[1] * 4, oa.stride(0), 1, 0, 0, p1, nb, ob, ob.stride(0),
         xq, xd, xs, QT=qa, R=ca[0], NP=npa, ASM=xq.is_cuda, EVEN=ua % (npa * ca[3]) == 0, ACT=-1, U=ca[3],
-        EXPERTS=False, QT2=qb, R2=cb[0], NP2=npb, EVEN2=ub % (npb * cb[3]) == 0, U2=cb[3], num_warps=ca[2], num_stages=1,
-        **pdl_options(pdl, xq))
+        EXPERTS=False, QT2=qb, R2=cb[0], NP2=npb, EVEN2=ub % (npb * cb[3]) == 0, U2=cb[3], num_warps=ca[2],
+        num_stages=1, **pdl_options(pdl, xq))
 
 
 def k_units(qtype: int, k: int) -> int:
