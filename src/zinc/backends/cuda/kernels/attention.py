@@ -513,15 +513,17 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
     xq, xd, xs = q8 if q8 is not None else (m, m, m)
     snk = sinks if sinks is not None else m
     grid = (hkv * triton.cdiv(t * r, bm), nsplit)
+    clustered = not final and nsplit <= min(cluster, MAX_CLUSTER)
+    # a cluster split ends the attention: it takes the combine's trigger
+    split_pdl = (pdl[0][0], CLUSTER_TRIGGER if pdl[1][1] else pdl[0][1]) if clustered else pdl[0]
     args = (q, k, v, q_pos, kv_pos, m, l, o, t, s, n_kv, scale, cap if cap else 1.0, window, nsplit, *extra, kd, vd,
             snk, out, xq, xd, xs, hq)
     kw = dict(R=r, D=d, DV=dv, DP=dp, DVP=dvp, HKV=hkv, BM=bm, BS=bs, SOFTCAP=bool(cap),
               KV16=q8c or k.element_size() == 2, EXACT=exact, Q8=q8c, FINAL=final, HAS_SINK=sinks is not None,
               QUANT=q8 is not None, num_warps=warps, num_stages=1 if steps else stages, STEPS=steps, **meta,
-              **pdl_options(pdl[0], q))
+              **pdl_options(split_pdl, q))
     nsp = max(2, triton.next_power_of_2(nsplit))
-    if not final and nsplit <= min(cluster, MAX_CLUSTER):
-        kw.update(pdl_options((pdl[0][0], CLUSTER_TRIGGER if pdl[1][1] else pdl[0][1]), q))
+    if clustered:
         cdc = max(32, triton.next_power_of_2(triton.cdiv(dvp, nsplit)))  # dims a split merges: DV within the splits
         if q.is_cuda:
             launch_clusters(attn_split_kernel, grid, args, dict(kw, CLUSTER=nsp, CDC=cdc))

@@ -279,9 +279,8 @@ def _quantize_cluster(out, qo, qd, qs, N, so, pid, t, QOUT: tl.constexpr, ASM: t
         z = cluster_sync_zero(pid)
     if pid % QOUT == QOUT - 1:
         b = pid // QOUT + tl.arange(0, 1)
-        off = (b[:, None, None, None] * 32 + tl.arange(0, 2)[None, :, None, None] * 16
-               + tl.arange(0, 4)[None, None, :, None] * 4 + tl.arange(0, 4)[None, None, None, :])
-        q8_store(tl.load(out + t * so + off + z), b, t, N, b >= 0, qo, qd, qs)
+        v = tl.load(out + t * so + b * 32 + tl.arange(0, 32) + z)
+        q8_store(tl.reshape(v, (1, 2, 4, 4)), b, t, N, b >= 0, qo, qd, qs)
 
 
 @triton.jit
