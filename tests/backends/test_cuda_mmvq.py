@@ -181,39 +181,6 @@ def test_matvec_glu(t, act):
     assert rel(out.cpu().numpy(), want) < (1e-3 if act == "gelu" else 1e-5)  # NumPy: llama.cpp's f16 GELU table
 
 
-@pytest.mark.parametrize("t,rows,n", [(GGMLType.Q4_K, 1, 96), (GGMLType.Q6_K, 3, 64)], ids=["Q4_K", "Q6_K"])
-def test_matvec_q8_output(t, rows, n):
-    """The rows-as-streams matvec also writing its output on 8 bits (`q8out`: on a GPU the programs of each 32
-    outputs as one thread-block cluster, whose last quantizes them): the same output as without, its 8-bit form
-    equal to `quantize_x` of it, at 2 and 4 rows a program, GLU or not. Where the form does not write it (1 row a
-    program: a cluster of 32 is too many; N not a multiple of 32) matvec says so."""
-    from zinc.backends.cuda.kernels.elementwise import GLU_ACTS
-
-    k = 256
-    rng = np.random.default_rng(int(t) * 7 + n + rows)
-    wg, wu = (CudaWeight(QTensor(f"w{i}", t, (n, k), random_blocks(t, n * k, rng, scale=0.05)), DEVICE)
-              for i in range(2))
-    x = torch.from_numpy(rng.standard_normal((rows, k)).astype(np.float32)).to(DEVICE)
-    xqt = mmvq.quantize_x(x)
-    glu = (wu.parts, GLU_ACTS["silu"])
-    for cfg, g in [((2, 1, 1, 1, 1, 2, 2), glu), ((2, 2, 1, 1, 1, 2, 1), glu), ((4, 1, 1, 1, 1, 2, 1), None)]:
-        base = torch.empty((rows, n), device=DEVICE)
-        assert not mmvq.matvec(xqt, wg.parts, int(t), n, k, base, cfg=cfg, glu=g)
-        out = torch.full((rows, n), float("nan"), device=DEVICE)
-        q8 = mmvq.q8_buffers(rows, n, DEVICE)
-        assert mmvq.matvec(xqt, wg.parts, int(t), n, k, out, cfg=cfg, glu=g, q8out=q8)
-        assert torch.equal(out, base), cfg
-        for got, want in zip(q8, mmvq.quantize_x(out)):
-            assert torch.equal(got, want), cfg
-    out = torch.empty((rows, n), device=DEVICE)
-    assert not mmvq.matvec(xqt, wg.parts, int(t), n, k, out, cfg=(1, 1, 1, 1, 1, 2, 1), glu=glu,
-                           q8out=mmvq.q8_buffers(rows, n, DEVICE))
-    odd = QTensor("w", t, (9, k), random_blocks(t, 9 * k, rng, scale=0.05))
-    out = torch.empty((rows, 9), device=DEVICE)
-    assert not mmvq.matvec(xqt, CudaWeight(odd, DEVICE).parts, int(t), 9, k, out, cfg=(2, 1, 1, 1, 1, 2, 1),
-                           q8out=mmvq.q8_buffers(rows, n, DEVICE))
-
-
 @pytest.mark.parametrize("T,hq,hkv,dv,softcap", [(1, 4, 2, 64, 0.0), (3, 6, 3, 32, 20.0), (4, 2, 1, 128, 0.0)])
 def test_attention_output_quantized_in_combine(T, hq, hkv, dv, softcap):
     """Decode attention writes its output's 8-bit form (the combine kernel) exactly as quantize_x

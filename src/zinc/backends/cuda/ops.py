@@ -91,11 +91,6 @@ ATTN_PDL = ((0, 0), (0, 1))
 # H100, Qwen3-8B: 4 splits (caches under 256 cells) replay 2,222.7 -> 2,190.0 us, tg128 448.5 -> 455.4; clusters of
 # 16 splits lost at depth (tg128@1024 429.5 -> 406.4, @4096 401.4 -> 382.5, @16384 330.0 -> 311.8; session 33)
 ATTN_CLUSTER = 4
-# a GLU matvec of the rows-as-streams form also writes its output on 8 bits for the down projection, the programs of
-# each 32 outputs as a thread-block cluster whose last quantizes them (`mmvs._quantize_cluster`): no quantize launch
-# between the two. Prepared in session 33, not yet measured (the same with a grid-wide counter instead of the cluster
-# lost: H100 replay 2,190 -> 2,274 us, commit be17534)
-GLU_Q8 = False
 
 
 def _triton_launches_pdl() -> bool:
@@ -427,10 +422,8 @@ class CudaOps(BaseOps):
             kgm.q8_matvec(x2, w_gate.parts, w_gate.rows, w_gate.k, y, glu=(w_up.parts, kel.GLU_ACTS[act]))
             return y.reshape(*lead, w_gate.rows)
         n = w_gate.rows
-        q8 = mmvq.q8_buffers(x2.shape[0], n, self.device) if GLU_Q8 and n % 32 == 0 else None
-        if mmvq.matvec(self._quantized(x, x2), w_gate.parts, int(w_gate.ggml_type), n, w_gate.k, y,
-                       glu=(w_up.parts, kel.GLU_ACTS[act]), pdl=self._pdl, q8out=q8):
-            self._keep_q8(y, q8)
+        mmvq.matvec(self._quantized(x, x2), w_gate.parts, int(w_gate.ggml_type), n, w_gate.k, y,
+                    glu=(w_up.parts, kel.GLU_ACTS[act]), pdl=self._pdl)
         return y.reshape(*lead, n)
 
     def glu(self, gate, up, act):

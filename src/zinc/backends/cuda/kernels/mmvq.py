@@ -337,15 +337,14 @@ def words(parts, qtype: int, streams: bool = False) -> tuple[torch.Tensor, ...]:
 
 
 def _streams(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple, glu: tuple | None,
-             experts: tuple | None = None, bias: tuple | None = None, pdl: tuple = (0, 0),
-             q8out: tuple | None = None) -> bool:
+             experts: tuple | None = None, bias: tuple | None = None, pdl: tuple = (0, 0)) -> bool:
     """Run the rows-as-streams form (kernels/mmvs.py) if cfg is one of its configurations (R, units per
     thread, num_warps, 1, 1, 2[, U]), the same tuple for `matvec` and `matvec_experts`; False if it is not."""
     if len(cfg) < 6 or cfg[5] != 2:
         return False
     assert qtype in (12, 14) and not bias, "the rows-as-streams form takes Q4_K and Q6_K, without biases"
     mmvs.launch(xqt, words(parts, qtype, True), words(glu[0], qtype, True) if glu else None, qtype, n, k, out,
-                (cfg[0], cfg[1], cfg[2], cfg[6] if len(cfg) > 6 else 1), glu[1] if glu else -1, experts, pdl, q8out)
+                (cfg[0], cfg[1], cfg[2], cfg[6] if len(cfg) > 6 else 1), glu[1] if glu else -1, experts, pdl)
     return True
 
 
@@ -363,17 +362,14 @@ def matvec_pair(xqt, first: tuple, second: tuple, pdl: tuple = (0, 0)) -> bool:
 
 
 def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple | None = None,
-           glu: tuple | None = None, pdl: tuple = (0, 0), q8out: tuple | None = None) -> bool:
+           glu: tuple | None = None, pdl: tuple = (0, 0)) -> None:
     """xqt = quantize_x(x) for x (T, K) -> out (T, N) f32. glu = (up weight's parts, activation code of
     `elementwise.GLU_ACTS`): out = act(x . W) * (x . W_up). pdl: the rows-as-streams form as a programmatic
-    dependent launch (`mmvs.pdl_options`). q8out (`mmvs.launch`'s): where the rows-as-streams form runs at 2 or
-    4 rows a program and N is a multiple of 32, out also on 8 bits; returns whether it was written."""
+    dependent launch (`mmvs.pdl_options`)."""
     xq, xd, xs = xqt
     cfg = cfg or interpreted(config(qtype, n, k, glu is not None), n, xq)
-    if q8out is not None and not (len(cfg) >= 6 and cfg[5] == 2 and cfg[0] in (2, 4) and n % 32 == 0):
-        q8out = None
-    if _streams(xqt, parts, qtype, n, k, out, cfg, glu, pdl=pdl, q8out=q8out):
-        return q8out is not None
+    if _streams(xqt, parts, qtype, n, k, out, cfg, glu, pdl=pdl):
+        return
     bn, ng, nw, ks, *st = cfg
     a, b, c, d = words(parts, qtype)
     a2, b2, c2, d2 = words(glu[0], qtype) if glu else (a, b, c, d)
@@ -386,7 +382,6 @@ def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple
         xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, n, k, out.stride(0), QT=qtype, BN=bn, NG=ng, KS=ks,
         ASM=xq.is_cuda, EVEN=k % (unit * ng * ks) == 0, ACT=glu[1] if glu else -1, num_warps=nw,
         num_stages=st[0] if st else 3)
-    return False
 
 
 @triton.jit

@@ -270,33 +270,17 @@ def _program(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, E
 
 
 @triton.jit
-def _quantize_cluster(out, qo, qd, qs, N, so, pid, t, QOUT: tl.constexpr, ASM: tl.constexpr):
-    """After a program's stores, in a cluster of the QOUT programs that write outputs 32 g .. 32 g + 31 of column t:
-    a cluster barrier, then its last program quantizes them into qo, qd, qs (`q8_store`), so the next matvec needs
-    no quantize launch. (In the interpreter, without clusters, the programs run in order: the last sees the others'.)"""
-    z = pid * 0
-    if ASM:
-        z = cluster_sync_zero(pid)
-    if pid % QOUT == QOUT - 1:
-        b = pid // QOUT + tl.arange(0, 1)
-        v = tl.load(out + t * so + b * 32 + tl.arange(0, 32) + z)
-        q8_store(tl.reshape(v, (1, 2, 4, 4)), b, t, N, b >= 0, qo, qd, qs)
-
-
-@triton.jit
 def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, ES, UO, P1, N2, out2, so2,
-                qo, qd, qs, QT: tl.constexpr, R: tl.constexpr, NP: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr,
+                QT: tl.constexpr, R: tl.constexpr, NP: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr,
                 ACT: tl.constexpr, U: tl.constexpr, EXPERTS: tl.constexpr, QT2: tl.constexpr = 0,
                 R2: tl.constexpr = 1, NP2: tl.constexpr = 32, EVEN2: tl.constexpr = False, U2: tl.constexpr = 1,
-                PDL: tl.constexpr = 0, TRIG: tl.constexpr = 0, QOUT: tl.constexpr = 0):
+                PDL: tl.constexpr = 0, TRIG: tl.constexpr = 0):
     """grid (cdiv(N, R), T): out[t, R*i + [0, R)] = W[rows] . x[t], R in (1, 2, 4); ACT >= 0 (R in (1, 2)):
     act(W . x) * (W2 . x), W2 (a2..d2) the up weight, its rows UO past the gate's. NP units per step, the loop
     unrolled U times. EXPERTS: program column t is a (token, slot) pair of a MoE selection: expert ids[t],
     whose rows start at ids[t] * ES of the stack, times x row t // XDIV (`mmvq.matvec_experts`).
     QT2 > 0: a second weight of the same input (a2..d2, type QT2, N2 rows) in the same launch: programs
-    from P1 on compute its rows into out2 (row stride so2) with their own R2, NP2, EVEN2, U2 (`launch_pair`).
-    QOUT = 32 / R (one weight, no experts, N a multiple of 32; launched as clusters of QOUT programs): out also on
-    8 bits in qo, qd, qs (`_quantize_cluster`)."""
+    from P1 on compute its rows into out2 (row stride so2) with their own R2, NP2, EVEN2, U2 (`launch_pair`)."""
     pid = tl.program_id(0)
     t = tl.program_id(1)
     if TRIG == 1:
@@ -310,19 +294,15 @@ def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV
     else:
         _program(xq, xd, xs, out2, a2, b2, c2, d2, a2, b2, c2, d2, ids, N2, K, so2, 1, 0, 0, pid - P1, t, QT2, R2,
                  NP2, ASM, EVEN2, -1, U2, False, PDL)
-    if QOUT:
-        _quantize_cluster(out, qo, qd, qs, N, so, pid, t, QOUT, ASM)
     if TRIG == 2:
         gdc_trigger(pid)
 
 
 def launch(xqt, wa: tuple, wb: tuple | None, qtype: int, n: int, k: int, out, cfg: tuple, act: int,
-           experts: tuple | None = None, pdl: tuple = (0, 0), q8out: tuple | None = None) -> None:
+           experts: tuple | None = None, pdl: tuple = (0, 0)) -> None:
     """out (T, n) = the rows of weight arrays wa (a, b, c, d; with wb and act >= 0 a GLU) times the 8-bit
     activations xqt; cfg = (R, units per thread, warps, U). experts = (ids (T, NSEL) int32, XDIV, expert
-    rows ES, up rows offset UO): out (T, NSEL, n), pair p = (t, j) of expert ids[t, j] times x row p // XDIV.
-    q8out = `mmvq.q8_buffers(T, n)`: out also on 8 bits as `mmvq.quantize_x(out)` gives it (R 2 or 4, n a
-    multiple of 32, no experts): the programs of each 32 outputs run as one thread-block cluster."""
+    rows ES, up rows offset UO): out (T, NSEL, n), pair p = (t, j) of expert ids[t, j] times x row p // XDIV."""
     xq, xd, xs = xqt
     r, upt, nw, u = cfg
     assert r in ((1, 2) if wb else (1, 2, 4)), cfg
@@ -331,18 +311,10 @@ def launch(xqt, wa: tuple, wb: tuple | None, qtype: int, n: int, k: int, out, cf
     ids, xdiv, es, uo = experts if experts else (out, 1, 0, 0)
     assert not (experts and pdl[0] == 1), "the experts' ids are read first: an early launch must wait before that"
     cols = ids.numel() if experts else xq.shape[0]
-    args = (xq, xd, xs, out, *wa, *(wb or wa), ids, n, k, n if experts else out.stride(0), xdiv, es, uo, 0, 0, out, 0,
-            *(q8out or (xq, xd, xs)))
+    args = (xq, xd, xs, out, *wa, *(wb or wa), ids, n, k, n if experts else out.stride(0), xdiv, es, uo, 0, 0, out, 0)
     kw = dict(QT=qtype, R=r, NP=npu, ASM=xq.is_cuda, EVEN=units % (npu * u) == 0, ACT=act if wb else -1, U=u,
               EXPERTS=experts is not None, num_warps=nw, num_stages=1, **pdl_options(pdl, xq))
-    if q8out is None:
-        mmvs_kernel[(triton.cdiv(n, r), cols)](*args, **kw)
-        return
-    assert r in (2, 4) and n % 32 == 0 and not experts, (r, n)
-    if xq.is_cuda:
-        launch_clusters(mmvs_kernel, (n // 32, 32 // r), args, dict(kw, QOUT=32 // r), cols)
-    else:
-        mmvs_kernel[(n // r, cols)](*args, QOUT=32 // r, **kw)
+    mmvs_kernel[(triton.cdiv(n, r), cols)](*args, **kw)
 
 
 def pdl_options(pdl: tuple, x) -> dict:
@@ -366,7 +338,7 @@ def launch_pair(xqt, first: tuple, second: tuple, pdl: tuple = (0, 0)) -> None:
     p1 = triton.cdiv(na, ca[0])
     mmvs_kernel[(p1 + triton.cdiv(nb, cb[0]), xq.shape[0])](
         xq, xd, xs, oa, *wa, *wb, xq, na, xq.shape[1] * 4, oa.stride(0), 1, 0, 0, p1, nb, ob, ob.stride(0),
-        xq, xd, xs, QT=qa, R=ca[0], NP=npa, ASM=xq.is_cuda, EVEN=ua % (npa * ca[3]) == 0, ACT=-1, U=ca[3],
+        QT=qa, R=ca[0], NP=npa, ASM=xq.is_cuda, EVEN=ua % (npa * ca[3]) == 0, ACT=-1, U=ca[3],
         EXPERTS=False, QT2=qb, R2=cb[0], NP2=npb, EVEN2=ub % (npb * cb[3]) == 0, U2=cb[3], num_warps=ca[2],
         num_stages=1, **pdl_options(pdl, xq))
 
