@@ -21,10 +21,12 @@ from zinc.api import load
 from zinc.models.base import Batch
 
 
-def timed(fn, reps: int = 20) -> float:
-    """Median seconds of fn() with the GPU idle before and synchronized after."""
+def timed(fn, reps: int = 20, setup=None) -> float:
+    """Median seconds of fn() (after setup(), untimed) with the GPU idle before and synchronized after."""
     ts = []
     for _ in range(reps):
+        if setup:
+            setup()
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         fn()
@@ -39,15 +41,10 @@ def main() -> None:
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     m = load(a.model, backend="cuda", n_ctx=512)
-    cache = m.new_cache(256)
-
-    def run(n: int):
-        cache.reset()
-        m.greedy(1, cache, n)
-
-    run(8)
+    cache = m.new_cache(128)
+    m.greedy(1, cache, 8)
     lengths = [1, 2, 4, 8, 16, 32, 64, 128]
-    t = {n: timed(lambda: run(n), 9 if n >= 64 else 20) for n in lengths}
+    t = {n: timed(lambda: m.greedy(1, cache, n), 9 if n >= 64 else 20, cache.reset) for n in lengths}
     ns = np.array(lengths[2:], float)
     b, a0 = np.polyfit(ns, np.array([t[int(n)] for n in ns]), 1)
     g = [v for k, v in m.ops._graphs.graphs.items() if k[-1] == "greedy"][-1]
@@ -64,7 +61,7 @@ def main() -> None:
     parts = {
         "reset": timed(lambda: cache.reset()),
         "batch_make": timed(lambda: Batch.make(m.ops, [1], 0, last_only=True)),
-        "begin": timed(lambda: (cache.reset(), cache.begin(np.array([0])))),
+        "begin": timed(lambda: cache.begin(np.array([0])), setup=cache.reset),
         "ids_readback": timed(lambda: g.chosen[:128].cpu()),
     }
     res = {"run_s": {str(n): t[n] for n in lengths}, "fit_fixed_us": a0 * 1e6, "fit_step_us": b * 1e6,

@@ -171,7 +171,7 @@ def _softmax_step(s, kp, qp, m_i, l_i, scale2, cap, window, SOFTCAP: tl.constexp
 
 @triton.jit
 def _rope_kv(q, k, v, q_pos, kv_pos, qw, knew, kw, vnew, rc, slots, eps, mscale, kd, vd, head, rm, t, hk, T, S,
-             start, end, n_eff, D: tl.constexpr, DV: tl.constexpr, DP: tl.constexpr,
+             start, end, n_eff, sp, D: tl.constexpr, DV: tl.constexpr, DP: tl.constexpr,
              DVP: tl.constexpr, HKV: tl.constexpr, NDIMS: tl.constexpr, NEOX: tl.constexpr, QNORM: tl.constexpr,
              KNORM: tl.constexpr, FROM_POS: tl.constexpr, ONE: tl.constexpr, Q8: tl.constexpr):
     """The split program's rope part (`attn_split_kernel` ROPE): its rotated query rows (BM, DP); the new tokens'
@@ -192,7 +192,7 @@ def _rope_kv(q, k, v, q_pos, kv_pos, qw, knew, kw, vnew, rc, slots, eps, mscale,
             cell = (p % S).to(tl.int64)
         else:
             cell = tl.load(slots + tt).to(tl.int64)
-        if ((cell >= start) & (cell < end)) | ((tl.program_id(1) == 0) & (cell >= n_eff)):
+        if ((cell >= start) & (cell < end)) | ((sp == 0) & (cell >= n_eff)):  # sp: a cluster's too
             t1 = tt + tl.zeros([1], tl.int32)
             ks, kp2, kws, kwp = _rope_load(knew, kw, t1 * HKV + hk, one, D, NDIMS, NEOX, KNORM, DP)
             vv = tl.load(vnew + (tt * HKV + hk) * DV + dv, mask=dv < DV, other=0.0)
@@ -370,7 +370,7 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
     dv = tl.arange(0, DVP)
     if ROPE:
         qv = _rope_kv(q, k, v, q_pos, kv_pos, qw, knew, kw, vnew, rc, slots, eps, mscale, kd, vd, head, rm, t, hk, T,
-                      S, start, end, n_eff, D, DV, DP, DVP, HKV, NDIMS, NEOX, QNORM, KNORM, FROM_POS, ONE, Q8)
+                      S, start, end, n_eff, sp, D, DV, DP, DVP, HKV, NDIMS, NEOX, QNORM, KNORM, FROM_POS, ONE, Q8)
     else:
         qv = tl.load(q + head[:, None] * D + dd[None, :], mask=rm[:, None] & (dd < D)[None, :], other=0.0)
     scale2 = scale * 1.4426950408889634  # scores in base 2
