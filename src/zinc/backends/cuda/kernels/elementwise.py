@@ -314,13 +314,14 @@ def greedy_next_kernel(best, where, nparts, n, tokens, pos, chosen, count, NP: t
     tl.store(count, c + 1)
 
 
-def greedy_next(logits, tokens, pos, chosen, count, block: int = ARGMAX_BLOCK) -> None:
+def greedy_next(logits, tokens, pos, chosen, count, block: int = 0) -> None:
     """tokens[0] = argmax(logits) (f32, contiguous), pos[0] += 1, chosen[count] = that id, count += 1: the end
     of a graph-captured greedy step in two launches (tokens, pos, chosen int32; count int64)."""
     n = logits.numel()
+    block = block or ARGMAX_BLOCK
     parts = triton.cdiv(n, block)
     best = torch.empty((parts,), dtype=torch.float32, device=logits.device)
     where = torch.empty((parts,), dtype=torch.int32, device=logits.device)
-    argmax_part_kernel[(parts,)](logits, n, best, where, BLOCK=block, num_warps=8)
+    argmax_part_kernel[(parts,)](logits, n, best, where, BLOCK=block, num_warps=min(8, max(1, block // 512)))
     greedy_next_kernel[(1,)](best, where, parts, n, tokens, pos, chosen, count,
                              NP=max(16, triton.next_power_of_2(parts)), num_warps=4)
