@@ -84,7 +84,8 @@ ATTN_SPLITS_WIDE = [(256, 4, 32, 0), (2048, 16, 64), (8192, 16, 64), (1 << 62, 1
 PDL = True
 # (wait, trigger) of the decode attention's split and combine launches where PDL applies (`kattn.decode_attention`):
 # both launch plainly, the combine lets the output projection launch at its start (H100, Qwen3-8B: replay 2,318 ->
-# 2,310 us; the split launched early, with or without its trigger, 2,327-2,356 us: bench/RESULTS.md, session 25)
+# 2,310 us; the split launched early, with or without its trigger, 2,327-2,356 us: bench/RESULTS.md, session 25; early
+# with each split's first tile of cells loaded before its wait, 2,256 against 2,190 us: session 34)
 ATTN_PDL = ((0, 0), (0, 1))
 # the decode attention's splits, where there are at most this many, as one thread-block cluster that merges them in
 # place: no combine launch, the split letting the output projection launch after its loop (`kattn.decode_attention`).
