@@ -140,3 +140,71 @@ def test_bench_kv_type(tiny, tmp_path):
     assert res["kv_type"] == "q8_0" and res["verify"]["ok"], res["verify"]
     bad = zinc("bench", "-m", str(tiny), "--kv-type", "q4_0", home=tmp_path)
     assert bad.returncode == 2 and "--kv-type" in bad.stderr and "q4_0" in bad.stderr
+
+
+def _kv_cell_bytes(m) -> list[tuple[int, int]]:
+    """(bytes of one cell, window) of the KV layer each attention layer reads."""
+    from zinc.engine.cache import LayerCacheSpec
+    from zinc.options import KV_BYTES
+
+    layout = m.arch.cache_layout(m.config)
+    out = []
+    for il, s in enumerate(layout):
+        s = s if s is not None else layout[m.config.kv_layer(il)]
+        if isinstance(s, LayerCacheSpec):
+            out.append((s.n_head_kv * (s.head_dim_k + s.head_dim_v) * KV_BYTES[m.ops.kv_dtype], s.window))
+    return out
+
+
+@pytest.mark.parametrize("preset", ["llama3-tiny", "gemma3-tiny", "qwen3moe-tiny", "qwen35-tiny"])
+def test_decode_bytes(preset, tmp_path):
+    """A decode step's bytes: the weights once (the embedding table one row unless it is the output head, routed
+    expert stacks n_expert_used / n_expert of them), the cells up to each step's position within each layer's
+    window, a recurrent layer's state read and written."""
+    from zinc.bench import decode_bytes
+
+    m = load(write_model(tmp_path / f"{preset}.gguf", preset, ftype="Q8_0").path, n_ctx=64)
+    try:
+        cfg, ts = m.config, m.gguf.tensors
+        emb = ts["token_embd.weight"]
+        weights = sum(t.nbytes for t in ts.values())
+        if "output.weight" in ts:
+            weights -= emb.nbytes - emb.nbytes / emb.shape[0]
+        exps = sum(t.nbytes for n, t in ts.items() if "_exps." in n)
+        assert (exps > 0) == (preset == "qwen3moe-tiny")
+        if exps:
+            weights -= exps * (1 - cfg.n_expert_used / cfg.n_expert)
+        state = sum(2 * s.nbytes for s in m.arch.cache_layout(cfg) if hasattr(s, "conv_kernel"))
+        assert (state > 0) == (preset == "qwen35-tiny")
+        cells = _kv_cell_bytes(m)
+        # one step at position 0 reads one cell a layer
+        assert decode_bytes(m, 0, 1) == pytest.approx(weights + state + sum(c for c, _ in cells), abs=2)
+        # 4 steps after 8 tokens: cells 9..12, 10.5 on average (or the window's, if shorter)
+        want = weights + state + sum(c * np.mean([min(p, w) if w > 0 else p for p in range(9, 13)])
+                                     for c, w in cells)
+        assert decode_bytes(m, 8, 4) == pytest.approx(want, abs=2)
+        windows = [w for _, w in cells if w > 0]
+        assert bool(windows) == (preset == "gemma3-tiny")
+        if windows:  # past the windows only the full-attention layers' reads grow
+            far = max(windows) + 10
+            full = sum(c for c, w in cells if w == 0)
+            assert decode_bytes(m, far + 100, 1) - decode_bytes(m, far, 1) == pytest.approx(100 * full, abs=2)
+    finally:
+        m.close()
+
+
+def test_bench_reports_bandwidth(tiny):
+    """A tg test carries the bytes a step reads and the GB/s they make at its speed; the table shows them."""
+    from zinc.bench import decode_bytes
+
+    m = load(tiny, n_ctx=64)
+    try:
+        res = run_bench(m, n_prompt=[8], n_gen=[3], depths=[0, 4], repetitions=1, warmup=False)
+        pp, tg, _, tg4 = res["tests"]
+        assert "GB_s" not in pp and tg["bytes_per_token"] == decode_bytes(m, 0, 3)
+        assert tg4["bytes_per_token"] > tg["bytes_per_token"]
+        assert tg["GB_s"] == pytest.approx(tg["bytes_per_token"] * tg["tok_s"] / 1e9)
+        table = format_table(res).splitlines()
+        assert table[0].rstrip(" |").endswith("GB/s") and table[3].rstrip(" |").endswith(f"{tg['GB_s']:.1f}")
+    finally:
+        m.close()

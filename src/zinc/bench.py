@@ -14,7 +14,8 @@ backend captures a prompt-chunk graph when a chunk length comes again):
 * ``tg{N}`` — N tokens decoded one at a time, each the argmax of the previous step: N / seconds;
 * with a depth D the cache first holds D random tokens (untimed) and the names get ``@d{D}``.
 Results are the mean and sample standard deviation of the repetitions' tok/s, as llama-bench
-reports them. Progress goes to the `log` callback (stderr in the CLI).
+reports them; a tg test also gets the bytes a step reads (`decode_bytes`) and so the memory
+bandwidth it reached (GB/s). Progress goes to the `log` callback (stderr in the CLI).
 """
 
 from __future__ import annotations
@@ -65,6 +66,36 @@ def quant_name(model: Any) -> str:
     for t in model.gguf.tensors.values():
         mix[t.ggml_type.name] += t.nbytes
     return mix.most_common(1)[0][0] if mix else "unknown"
+
+
+def decode_bytes(model: Any, depth: int, n_gen: int) -> int:
+    """The bytes a decode step of tg{n_gen}@d{depth} reads, on average over the run: every weight once (an
+    embedding table one row, unless it is also the output head; a stack of routed experts the n_expert_used /
+    n_expert of it that one token selects), each attention layer's cells up to the step's position (within its
+    window), and each recurrent layer's state read and written. Activations and logits are left out."""
+    from zinc.engine.cache import RecurrentCacheSpec
+    from zinc.options import KV_BYTES
+
+    cfg, tensors = model.config, model.gguf.tensors
+    total = 0.0
+    for name, t in tensors.items():
+        if name.endswith("token_embd.weight") and not (name == "token_embd.weight" and "output.weight" not in tensors):
+            total += t.nbytes / max(1, t.shape[0])  # one row (token_embd, Gemma 4's per_layer_token_embd)
+        elif "_exps." in name and cfg.n_expert:
+            total += t.nbytes * cfg.n_expert_used / cfg.n_expert
+        else:
+            total += t.nbytes
+    layout = model.arch.cache_layout(cfg)
+    item = KV_BYTES[model.ops.kv_dtype]
+    positions = np.arange(depth, depth + n_gen) + 1  # cells up to and including each step's own
+    for il, spec in enumerate(layout):
+        spec = spec if spec is not None else layout[cfg.kv_layer(il)]  # a layer reading an earlier one's cells
+        if isinstance(spec, RecurrentCacheSpec):
+            total += 2 * spec.nbytes
+        elif spec is not None:
+            cells = np.minimum(positions, spec.window) if spec.window > 0 else positions
+            total += spec.n_head_kv * (spec.head_dim_k + spec.head_dim_v) * item * float(np.mean(cells))
+    return int(total)
 
 
 def _rand_tokens(rng: np.random.Generator, n_vocab: int, n: int) -> list[int]:
@@ -163,9 +194,12 @@ def _one_test(model: Any, kind: str, n: int, depth: int, reps: int, warmup: bool
             log(f"{name}: run {r + 1}/{reps}: {n / dt:.2f} tok/s")
     rates = [n / t for t in times]
     sd = statistics.stdev(rates) if len(rates) > 1 else 0.0
-    return {"name": name, "n_prompt": n if kind == "pp" else 0, "n_gen": n if kind == "tg" else 0,
-            "depth": depth, "tok_s": statistics.fmean(rates), "tok_s_sd": sd,
-            "samples_s": times}
+    res = {"name": name, "n_prompt": n if kind == "pp" else 0, "n_gen": n if kind == "tg" else 0,
+           "depth": depth, "tok_s": statistics.fmean(rates), "tok_s_sd": sd, "samples_s": times}
+    if kind == "tg":
+        res["bytes_per_token"] = decode_bytes(model, depth, n)
+        res["GB_s"] = res["bytes_per_token"] * res["tok_s"] / 1e9
+    return res
 
 
 def run_bench(model: Any, *, n_prompt: Iterable[int] = (512,), n_gen: Iterable[int] = (128,),
@@ -201,15 +235,16 @@ def run_bench(model: Any, *, n_prompt: Iterable[int] = (512,), n_gen: Iterable[i
 
 def format_table(res: dict[str, Any]) -> str:
     """A llama-bench style markdown table of a `run_bench` result."""
-    head = ["model", "quant", "backend", "test", "t/s"]
+    head = ["model", "quant", "backend", "test", "t/s", "GB/s"]
     rows = [[res["model"] + (f" ({res['preset']})" if res["preset"] else ""), res["quant"], res["backend"],
-             t["name"], f"{t['tok_s']:.2f} ± {t['tok_s_sd']:.2f}"] for t in res["tests"]]
+             t["name"], f"{t['tok_s']:.2f} ± {t['tok_s_sd']:.2f}", f"{t['GB_s']:.1f}" if "GB_s" in t else ""]
+            for t in res["tests"]]
     widths = [max(len(str(r[i])) for r in [head] + rows) for i in range(len(head))]
+    right = (4, 5)  # the numbers
 
     def line(cells: list[str]) -> str:
-        return "| " + " | ".join(str(c).rjust(w) if i == len(cells) - 1 else str(c).ljust(w)
+        return "| " + " | ".join(str(c).rjust(w) if i in right else str(c).ljust(w)
                                  for i, (c, w) in enumerate(zip(cells, widths))) + " |"
 
-    sep = "| " + " | ".join("-" * (w - 1) + ":" if i == len(widths) - 1 else "-" * w
-                            for i, w in enumerate(widths)) + " |"
+    sep = "| " + " | ".join("-" * (w - 1) + ":" if i in right else "-" * w for i, w in enumerate(widths)) + " |"
     return "\n".join([line(head), sep] + [line(r) for r in rows] + [f"\n{res['device']}, {res['date']}"])

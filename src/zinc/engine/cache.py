@@ -51,6 +51,11 @@ class RecurrentCacheSpec:
     n_head: int
     head_dim: int
 
+    @property
+    def nbytes(self) -> int:
+        """The state's bytes (float32)."""
+        return 4 * ((self.conv_kernel - 1) * self.conv_channels + self.n_head * self.head_dim * self.head_dim)
+
 
 class LayerState:
     """One recurrent layer's conv window and delta-rule state, zero at the start of a sequence."""
@@ -68,8 +73,7 @@ class LayerState:
 
     @property
     def nbytes(self) -> int:
-        s = self.spec
-        return 4 * ((s.conv_kernel - 1) * s.conv_channels + s.n_head * s.head_dim * s.head_dim)
+        return self.spec.nbytes
 
 
 class LayerKV:
