@@ -7,7 +7,8 @@ NAME: none; glu_quant (the quantize launch of the GLU output before the down pro
 argmax pass: the greedy pick reads stale partial maxima); embed (the token's embedding row); attn (the decode
 attention: its output and 8-bit copy stale); norm (every residual add + RMS norm + quantize); the matvecs of
 Qwen3-8B's shapes: qkv, o, glu, down, lm_head. One process a
-variant; prints the replay's GPU µs (events over 200 replays, after 20) on a 128-cell cache.
+variant; prints the replay's GPU µs (`cuda_tg_state.replay_times`: events over 200 replays, after 20) on a
+128-cell cache.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import torch
 
+from cuda_tg_state import replay_times
 from zinc.api import load
 from zinc.backends.cuda import ops as cops
 from zinc.backends.cuda.kernels import elementwise as kel
@@ -112,17 +114,8 @@ def main() -> None:
     m = load(a.model, backend="cuda", n_ctx=512)
     cache = m.new_cache(128)
     m.greedy(1, cache, 4)
-    g = [v for k, v in m.ops._graphs.graphs.items() if k[-1] == "greedy"][-1]
-    for _ in range(20):
-        g.graph.replay()
-    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    e0.record()
-    for _ in range(200):
-        g.graph.replay()
-    e1.record()
-    torch.cuda.synchronize()
-    us = e0.elapsed_time(e1) * 1e3 / 200
+    replay_times(m, cache, 20)  # warm
+    us, _ = replay_times(m, cache, 200)
     print(f"skip {a.skip:10} replay {us:8.1f} us  ({torch.cuda.get_device_name()})")
     if a.out:
         Path(a.out).mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from cuda_tg_state import replay_times
 from zinc.api import load
 from zinc.models.base import Batch
 
@@ -48,16 +49,7 @@ def main() -> None:
     ns = np.array(lengths[2:], float)
     b, a0 = np.polyfit(ns, np.array([t[int(n)] for n in ns]), 1)
     g = [v for k, v in m.ops._graphs.graphs.items() if k[-1] == "greedy"][-1]
-    cache.reset()
-    m.greedy(1, cache, 2)
-    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda.synchronize()
-    e0.record()
-    for _ in range(100):
-        g.graph.replay()
-    e1.record()
-    torch.cuda.synchronize()
-    replay = e0.elapsed_time(e1) * 1e-3 / 100
+    replay = replay_times(m, cache, 100, g)[0] * 1e-6
     parts = {
         "reset": timed(lambda: cache.reset()),
         "batch_make": timed(lambda: Batch.make(m.ops, [1], 0, last_only=True)),
