@@ -46,8 +46,7 @@ from zinc.backends.base import Q8Cells
 from zinc.backends.cuda.kernels import kvq8
 from zinc.backends.cuda.kernels.elementwise import cos_sin
 from zinc.backends.cuda.kernels.mmvq import q8_store
-from zinc.backends.cuda.kernels.mmvs import (cluster_sync_zero, gdc_trigger, gdc_wait_zero, launch_clusters,
-                                             pdl_options)
+from zinc.backends.cuda.kernels.mmvs import gdc_trigger, gdc_wait_zero, pdl_options
 
 NEG = tl.constexpr(-1.0e30)
 SMEM_BUDGET = 160 * 1024  # bytes of K+V tiles in shared memory per program (stages - 1 buffers)
@@ -256,6 +255,14 @@ def _row_block(pid, T, R: tl.constexpr, HKV: tl.constexpr, BM: tl.constexpr):
 
 
 @triton.jit
+def _cluster_sync_zero(x):
+    """A barrier of the thread-block cluster (release / acquire at cluster scope: every CTA's stores before it are
+    seen by the others' loads after it); returns 0, opaque to the compiler, for the addresses of those loads."""
+    return tl.inline_asm_elementwise("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;"
+                                     "\nmov.u32 $0, 0;", "=r,r", [x], dtype=tl.int32, is_pure=False, pack=1)
+
+
+@triton.jit
 def _merge_dims(m_in, l_in, o_in, head, rm, c, sinks, out, xq, xd, xs, HQ, NSPLIT, NSP: tl.constexpr,
                 BM: tl.constexpr, DV: tl.constexpr, DC: tl.constexpr, HAS_SINK: tl.constexpr, QUANT: tl.constexpr):
     """Dims c * DC + [0, DC) of the BM rows `head` (rm) merged from the NSPLIT splits' max, sum and output rows
@@ -398,7 +405,7 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
         tl.store(l_out + row, l_i, mask=rm)
         tl.store(o_out + row[:, None] * DV + dv[None, :], acc, mask=rm[:, None] & (dv < DV)[None, :])
         if CLUSTER:  # launched as clusters of the NSPLIT splits (`decode_attention`): they merge in place
-            z = cluster_sync_zero(pid)
+            z = _cluster_sync_zero(pid)
             _merge_dims(m_out, l_out, o_out, head + z, rm, sp, sinks, out, xq, xd, xs, HQ, NSPLIT, CLUSTER, BM, DV,
                         CDC, HAS_SINK, QUANT)
     if TRIG == 2:
@@ -449,6 +456,26 @@ def attn_combine_kernel(m_in, l_in, o_in, sinks, out, xq, xd, xs, HQ, NSPLIT: tl
         q8_store(tl.reshape(y, (DC // 32, 2, 4, 4)), b, row // HQ, HQ * DV, b >= 0, xq, xd, xs)
     if TRIG == 2:
         gdc_trigger(row)
+
+
+def _launch_clusters(kernel, grid: tuple, args: tuple, kw: dict) -> None:
+    """kernel over grid (P, S) as P clusters of S CTAs along x (the kernel's CLUSTER layout: CTA x = P * S + split).
+    Triton launches clusters only for its multi-CTA programs (num_ctas > 1, which lay one program's tensors over
+    several CTAs): the kernel is compiled as usual (one CTA a program), then its packed launch metadata names S CTAs
+    a program, for which Triton's launcher multiplies the grid's x by S and launches clusters of S along x (Triton
+    3.6; 3.5 takes the cluster's dimensions from the metadata too), so it is given (P, 1)."""
+    compiled = kernel.warmup(*args, grid=(grid[0] * grid[1], 1), **kw)
+    compiled = compiled.result() if hasattr(compiled, "result") else compiled  # an asynchronous compile's
+    meta = compiled.packed_metadata
+    if grid[1] > 8:  # a non-portable cluster size: allowed on the kernel (its module loaded for the handle)
+        from zinc.backends.cuda.graph import DriverGraph
+
+        compiled._init_handles()
+        DriverGraph.check(DriverGraph.driver().cuFuncSetAttribute(compiled.function, 14, 1),
+                          "cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)")
+    # set at every launch: splits of 3 and 4 (one CLUSTER constexpr, 4) share the compiled kernel
+    compiled.packed_metadata = (meta[0], grid[1], meta[2]) + ((grid[1], 1, 1) if len(meta) == 6 else ())
+    kernel[(grid[0], 1)](*args, **kw)
 
 
 def tiles(rows: int, d: int, dv: int, bs: int, stages: int, warps: int | None, esize: int) -> tuple[int, ...]:
@@ -526,7 +553,7 @@ def decode_attention(q, k, v, q_pos, kv_pos, n_kv: int, scale: float, window: in
     if clustered:
         cdc = max(32, triton.next_power_of_2(triton.cdiv(dvp, nsplit)))  # dims a split merges: DV within the splits
         if q.is_cuda:
-            launch_clusters(attn_split_kernel, grid, args, dict(kw, CLUSTER=nsp, CDC=cdc))
+            _launch_clusters(attn_split_kernel, grid, args, dict(kw, CLUSTER=nsp, CDC=cdc))
         else:
             attn_split_kernel[grid](*args, **kw)
             merge_kernel[grid](m, l, o, snk, out, xq, xd, xs, t, hq, nsplit, R=r, HKV=hkv, BM=bm, NSP=nsp, DV=dv,

@@ -33,7 +33,6 @@ import triton
 import triton.language as tl
 
 from zinc.backends.cuda.kernels import mmvs
-from zinc.backends.cuda.kernels.mmvs import q8_store
 from zinc.backends.cuda.kernels.elementwise import glu_act
 from zinc.backends.cuda.kernels.dot4 import M4, M30, dot4, in_range
 from zinc.backends.cuda.kernels.quant import INTERPRETER_ROWS, e8m0_half
@@ -81,6 +80,28 @@ def quantize_kernel(x, w, res, sum_out, out, xq, xd, xs, K, eps, NB: tl.constexp
     q8_store(v, b, t, K, ok, xq, xd, xs)
     if TRIG == 2:
         mmvs.gdc_trigger(t)
+
+
+@triton.jit
+def q8_store(v, b, t, K, ok, xq, xd, xs):
+    """Quantize v (NB, 2, 4, 4): the 32 values of blocks b (NB,) of row t (of K values) where ok,
+    into xq, xd, xs as `quantize_kernel` says (also called by the attention combine kernel)."""
+    j = tl.arange(0, 4)
+    h = tl.arange(0, 2)
+    w4 = tl.arange(0, 4)
+    amax = tl.max(tl.max(tl.max(tl.abs(v), axis=3), axis=2), axis=1)  # (NB,)
+    d = tl.math.div_rn(amax, 127.0)
+    dd = tl.where(amax > 0, d, 1.0)
+    s = tl.math.div_rn(v, dd[:, None, None, None])
+    q = (tl.floor(tl.abs(s) + 0.5) * tl.where(s < 0, -1.0, 1.0)).to(tl.int32)  # round half away from 0
+    word = tl.sum((q & 255) << (j * 8)[None, None, None, :], axis=3)  # (NB, 2, 4)
+    wo = b[:, None, None] * 8 + h[None, :, None] * 4 + w4[None, None, :]
+    tl.store(xq + t * (K // 4) + wo, word, mask=ok[:, None, None])
+    qsum = tl.sum(tl.sum(q, axis=3), axis=2)  # (NB, 2)
+    tl.store(xs + t * (K // 16) + b[:, None] * 2 + h[None, :], qsum.to(tl.float32) * d[:, None], mask=ok[:, None])
+    xo = t * (K // 16) + b * 2
+    tl.store(xd + xo, d, mask=ok)
+    tl.store(xd + xo + 1, tl.sum(qsum, axis=1).to(tl.float32) * d, mask=ok)
 
 
 def q8_buffers(t: int, k: int, device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

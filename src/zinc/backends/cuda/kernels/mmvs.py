@@ -119,28 +119,6 @@ def _q6k_dot(Wa, Wb, H, v, d, X0, X1, X2, X3, x0, x1, x2, x3, y0, y1, y2, y3, AS
 
 
 @triton.jit
-def q8_store(v, b, t, K, ok, xq, xd, xs):
-    """Quantize v (NB, 2, 4, 4): the 32 values of blocks b (NB,) of row t (of K values) where ok,
-    into xq, xd, xs as `mmvq.quantize_kernel` says (also called by the attention, recurrent and matvec kernels)."""
-    j = tl.arange(0, 4)
-    h = tl.arange(0, 2)
-    w4 = tl.arange(0, 4)
-    amax = tl.max(tl.max(tl.max(tl.abs(v), axis=3), axis=2), axis=1)  # (NB,)
-    d = tl.math.div_rn(amax, 127.0)
-    dd = tl.where(amax > 0, d, 1.0)
-    s = tl.math.div_rn(v, dd[:, None, None, None])
-    q = (tl.floor(tl.abs(s) + 0.5) * tl.where(s < 0, -1.0, 1.0)).to(tl.int32)  # round half away from 0
-    word = tl.sum((q & 255) << (j * 8)[None, None, None, :], axis=3)  # (NB, 2, 4)
-    wo = b[:, None, None] * 8 + h[None, :, None] * 4 + w4[None, None, :]
-    tl.store(xq + t * (K // 4) + wo, word, mask=ok[:, None, None])
-    qsum = tl.sum(tl.sum(q, axis=3), axis=2)  # (NB, 2)
-    tl.store(xs + t * (K // 16) + b[:, None] * 2 + h[None, :], qsum.to(tl.float32) * d[:, None], mask=ok[:, None])
-    xo = t * (K // 16) + b * 2
-    tl.store(xd + xo, d, mask=ok)
-    tl.store(xd + xo + 1, tl.sum(qsum, axis=1).to(tl.float32) * d, mask=ok)
-
-
-@triton.jit
 def gdc_wait_zero(x):
     """griddepcontrol.wait (programmatic dependent launch: until the grid before this one has finished and its
     writes are visible); returns 0, opaque to the compiler, for the addresses of the loads that must follow.
@@ -154,35 +132,6 @@ def gdc_trigger(x):
     """griddepcontrol.launch_dependents: the programmatic dependent launch after this one may start."""
     tl.inline_asm_elementwise("griddepcontrol.launch_dependents;\nmov.u32 $0, 0;", "=r,r", [x], dtype=tl.int32,
                               is_pure=False, pack=1)
-
-
-@triton.jit
-def cluster_sync_zero(x):
-    """A barrier of the thread-block cluster (release / acquire at cluster scope: every CTA's stores before it are
-    seen by the others' loads after it); returns 0, opaque to the compiler, for the addresses of those loads."""
-    return tl.inline_asm_elementwise("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;"
-                                     "\nmov.u32 $0, 0;", "=r,r", [x], dtype=tl.int32, is_pure=False, pack=1)
-
-
-def launch_clusters(kernel, grid: tuple, args: tuple, kw: dict, cols: int = 1) -> None:
-    """kernel over P * S x cols CTAs (grid = (P, S)) as P clusters of S consecutive CTAs along x (CTA x = cluster *
-    S + member).
-    Triton launches clusters only for its multi-CTA programs (num_ctas > 1, which lay one program's tensors over
-    several CTAs): the kernel is compiled as usual (one CTA a program), then its packed launch metadata names S CTAs
-    a program, for which Triton's launcher multiplies the grid's x by S and launches clusters of S along x (Triton
-    3.6; 3.5 takes the cluster's dimensions from the metadata too), so it is given (P, cols)."""
-    compiled = kernel.warmup(*args, grid=(grid[0] * grid[1], cols), **kw)
-    compiled = compiled.result() if hasattr(compiled, "result") else compiled  # an asynchronous compile's
-    meta = compiled.packed_metadata
-    if grid[1] > 8:  # a non-portable cluster size: allowed on the kernel (its module loaded for the handle)
-        from zinc.backends.cuda.graph import DriverGraph
-
-        compiled._init_handles()
-        DriverGraph.check(DriverGraph.driver().cuFuncSetAttribute(compiled.function, 14, 1),
-                          "cuFuncSetAttribute(CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)")
-    # set at every launch: kernels of one compile may run as clusters of different sizes (attention splits of 3, 4)
-    compiled.packed_metadata = (meta[0], grid[1], meta[2]) + ((grid[1], 1, 1) if len(meta) == 6 else ())
-    kernel[(grid[0], cols)](*args, **kw)
 
 
 @triton.jit
@@ -311,10 +260,10 @@ def launch(xqt, wa: tuple, wb: tuple | None, qtype: int, n: int, k: int, out, cf
     ids, xdiv, es, uo = experts if experts else (out, 1, 0, 0)
     assert not (experts and pdl[0] == 1), "the experts' ids are read first: an early launch must wait before that"
     cols = ids.numel() if experts else xq.shape[0]
-    args = (xq, xd, xs, out, *wa, *(wb or wa), ids, n, k, n if experts else out.stride(0), xdiv, es, uo, 0, 0, out, 0)
-    kw = dict(QT=qtype, R=r, NP=npu, ASM=xq.is_cuda, EVEN=units % (npu * u) == 0, ACT=act if wb else -1, U=u,
-              EXPERTS=experts is not None, num_warps=nw, num_stages=1, **pdl_options(pdl, xq))
-    mmvs_kernel[(triton.cdiv(n, r), cols)](*args, **kw)
+    mmvs_kernel[(triton.cdiv(n, r), cols)](
+        xq, xd, xs, out, *wa, *(wb or wa), ids, n, k, n if experts else out.stride(0), xdiv, es, uo, 0, 0, out, 0,
+        QT=qtype, R=r, NP=npu, ASM=xq.is_cuda, EVEN=units % (npu * u) == 0, ACT=act if wb else -1, U=u,
+        EXPERTS=experts is not None, num_warps=nw, num_stages=1, **pdl_options(pdl, xq))
 
 
 def pdl_options(pdl: tuple, x) -> dict:
@@ -338,9 +287,9 @@ def launch_pair(xqt, first: tuple, second: tuple, pdl: tuple = (0, 0)) -> None:
     p1 = triton.cdiv(na, ca[0])
     mmvs_kernel[(p1 + triton.cdiv(nb, cb[0]), xq.shape[0])](
         xq, xd, xs, oa, *wa, *wb, xq, na, xq.shape[1] * 4, oa.stride(0), 1, 0, 0, p1, nb, ob, ob.stride(0),
-        QT=qa, R=ca[0], NP=npa, ASM=xq.is_cuda, EVEN=ua % (npa * ca[3]) == 0, ACT=-1, U=ca[3],
-        EXPERTS=False, QT2=qb, R2=cb[0], NP2=npb, EVEN2=ub % (npb * cb[3]) == 0, U2=cb[3], num_warps=ca[2],
-        num_stages=1, **pdl_options(pdl, xq))
+        QT=qa, R=ca[0], NP=npa, ASM=xq.is_cuda, EVEN=ua % (npa * ca[3]) == 0, ACT=-1, U=ca[3], EXPERTS=False,
+        QT2=qb, R2=cb[0], NP2=npb, EVEN2=ub % (npb * cb[3]) == 0, U2=cb[3], num_warps=ca[2], num_stages=1,
+        **pdl_options(pdl, xq))
 
 
 def k_units(qtype: int, k: int) -> int:
