@@ -18,3 +18,8 @@ rm -f $OUT/r/ab/*.npz
 for s in none argmax o down glu qkv; do
   timeout 40 python3 bench/cuda_skip_ceiling.py .real/q8b.gguf --skip $s --out $OUT/r 2>>$OUT/r/err.log | tail -1
 done
+# On an H200: the tree's zinc bench (the standing numbers' card).
+if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+  zb s35_h200_tg -p 512 -n 128
+  zb s35_h200_d16384 -n 128 -d 16384
+fi
