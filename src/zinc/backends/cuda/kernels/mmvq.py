@@ -317,6 +317,9 @@ SHAPE_CONFIG: dict[tuple[int, int, int, bool], tuple] = {}
 # rows a program for many rows (12288x4096 9.1, was 11.5). Q6_K: 151936x4096 119.9 (was 176.5), 4096x12288 13.4
 # (was 18.0), 1024x4096 2.7 (was 3.2).
 STREAMS_2, STREAMS_4, STREAMS_ROW = (2, 1, 1, 1, 1, 2, 1), (4, 1, 1, 1, 1, 2, 1), (2, 2, 1, 1, 1, 2, 2)
+# the Q4_K GLU as two-warp programs of two rows: in the captured step they beat the one-warp ones the standalone
+# sweep chose (H100, Qwen3-8B, replay 2,191 -> 2,180 us; bench/RESULTS.md, session 35)
+STREAMS_GLU = (2, 1, 2, 1, 1, 2, 1)
 ONE_WAVE_ROWS = 4224  # 2 rows x 16 one-warp programs (their registers) x 132 multiprocessors
 
 
@@ -337,7 +340,9 @@ def config(qtype: int, n: int, k: int, glu: bool) -> tuple:
     if hit is not None:
         return hit
     if qtype == 12:
-        if glu or (k < 8192 and ONE_WAVE_ROWS < n < 8192):
+        if glu:
+            return STREAMS_GLU
+        if k < 8192 and ONE_WAVE_ROWS < n < 8192:
             return STREAMS_2
         return STREAMS_ROW if k >= 8192 or n <= ONE_WAVE_ROWS else STREAMS_4
     if qtype == 14:
