@@ -97,7 +97,7 @@ def test_matvec_row_streams(t, n, k):
         assert rel(out.cpu().numpy(), xdq @ w.T) < 2e-6, cfg
     x32 = xdq.astype(np.float32)
     want = CpuOps().glu(x32 @ qt.dequantize().T, x32 @ qu.dequantize().T, "silu")
-    for cfg in [(1, 1, 1, 1, 1, 2, 1), (2, 2, 1, 1, 1, 2, 2), (2, 1, 2, 1, 1, 2, 1)]:
+    for cfg in [(1, 1, 1, 1, 1, 2, 1), (2, 2, 1, 1, 1, 2, 2), (2, 1, 2, 1, 1, 2, 1), (2, 1, 2, 1, 1, 2, 2)]:
         out = torch.full((2, n), float("nan"), dtype=torch.float32, device=DEVICE)
         mmvq.matvec(xqt, cw.parts, int(t), n, k, out, cfg=cfg, glu=(cu.parts, GLU_ACTS["silu"]))
         assert rel(out.cpu().numpy(), want) < 1e-5, cfg

@@ -317,9 +317,10 @@ SHAPE_CONFIG: dict[tuple[int, int, int, bool], tuple] = {}
 # rows a program for many rows (12288x4096 9.1, was 11.5). Q6_K: 151936x4096 119.9 (was 176.5), 4096x12288 13.4
 # (was 18.0), 1024x4096 2.7 (was 3.2).
 STREAMS_2, STREAMS_4, STREAMS_ROW = (2, 1, 1, 1, 1, 2, 1), (4, 1, 1, 1, 1, 2, 1), (2, 2, 1, 1, 1, 2, 2)
-# the Q4_K GLU as two-warp programs of two rows: in the captured step they beat the one-warp ones the standalone
-# sweep chose (H100, Qwen3-8B, replay 2,191 -> 2,180 us; bench/RESULTS.md, session 35)
-STREAMS_GLU = (2, 1, 2, 1, 1, 2, 1)
+# the Q4_K GLU as two-warp programs of two rows, unrolled twice (a 4096-value row in one loop trip): in the captured
+# step they beat the one-warp ones the standalone sweep chose (H100, Qwen3-8B, replay 2,236 -> 2,193 us;
+# bench/RESULTS.md, session 35)
+STREAMS_GLU = (2, 1, 2, 1, 1, 2, 2)
 ONE_WAVE_ROWS = 4224  # 2 rows x 16 one-warp programs (their registers) x 132 multiprocessors
 
 
