@@ -91,7 +91,8 @@ def test_matvec_row_streams(t, n, k):
     q, d = quantize_ref(x)
     xdq = (q.reshape(2, -1, 32) * d[..., None].astype(np.float64)).reshape(2, k)
     cw, cu = CudaWeight(qt, DEVICE), CudaWeight(qu, DEVICE)
-    for cfg in [(1, 1, 1, 1, 1, 2, 1), (2, 1, 2, 1, 1, 2, 1), (4, 2, 1, 1, 1, 2, 2), (4, 1, 1, 1, 1, 2, 3)]:
+    for cfg in [(1, 1, 1, 1, 1, 2, 1), (2, 1, 2, 1, 1, 2, 1), (2, 1, 2, 1, 1, 2, 2), (4, 2, 1, 1, 1, 2, 2),
+                (4, 1, 1, 1, 1, 2, 3)]:
         out = torch.full((2, n), float("nan"), dtype=torch.float32, device=DEVICE)
         mmvq.matvec(xqt, cw.parts, int(t), n, k, out, cfg=cfg)
         assert rel(out.cpu().numpy(), xdq @ w.T) < 2e-6, cfg
@@ -248,7 +249,8 @@ def test_pdl_launches_same_results(t):
         xq = mmvq.norm_quantize(x, w, 1e-6, o[0], res=r, sum_out=o[1], pdl=pdl)
         xq2 = mmvq.quantize_x(o[0], pdl=pdl)
         ys = []
-        for cfg in [(1, 1, 1, 1, 1, 2, 1), (2, 1, 1, 1, 1, 2, 2), (2, 2, 1, 1, 1, 2, 2), (4, 1, 1, 1, 1, 2, 1)]:
+        for cfg in [(1, 1, 1, 1, 1, 2, 1), (2, 1, 1, 1, 1, 2, 2), (2, 2, 1, 1, 1, 2, 2), (4, 1, 1, 1, 1, 2, 1),
+                    (2, 1, 2, 1, 1, 2, 2)]:
             ys.append(torch.empty((1, n), device=DEVICE))
             mmvq.matvec(xq, wa.parts, int(t), n, k, ys[-1], cfg=cfg, pdl=pdl)
         ys.append(torch.empty((1, n), device=DEVICE))

@@ -321,6 +321,8 @@ STREAMS_2, STREAMS_4, STREAMS_ROW = (2, 1, 1, 1, 1, 2, 1), (4, 1, 1, 1, 1, 2, 1)
 # step they beat the one-warp ones the standalone sweep chose (H100, Qwen3-8B, replay 2,236 -> 2,193 us;
 # bench/RESULTS.md, session 35)
 STREAMS_GLU = (2, 1, 2, 1, 1, 2, 2)
+# Q6_K long rows (the down projection) the same way: H100, replay 2,194 -> 2,184 us against one-warp programs (session 35)
+STREAMS_LONG6 = (2, 1, 2, 1, 1, 2, 2)
 ONE_WAVE_ROWS = 4224  # 2 rows x 16 one-warp programs (their registers) x 132 multiprocessors
 
 
@@ -349,7 +351,7 @@ def config(qtype: int, n: int, k: int, glu: bool) -> tuple:
     if qtype == 14:
         if glu:
             return STREAMS_2
-        return STREAMS_4 if n >= 65536 else (2, 1, 1, 1, 1, 2, 2) if k >= 8192 else (2, 2, 1, 1, 1, 2, 1)
+        return STREAMS_4 if n >= 65536 else STREAMS_LONG6 if k >= 8192 else (2, 2, 1, 1, 1, 2, 1)
     return CONFIG[qtype]
 
 
