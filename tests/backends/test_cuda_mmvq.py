@@ -133,9 +133,14 @@ def test_matvec_pair(ta, na, tb, nb, k, rows, monkeypatch):
     xt = torch.from_numpy(x).to(DEVICE)
     pairs = []
     launch = mmvs.launch_pair
-    monkeypatch.setattr(mmvs, "launch_pair", lambda *a, **k: pairs.append(1) or launch(*a, **k))
+    monkeypatch.setattr(mmvs, "launch_pair", lambda *a, **k: pairs.append((a[1][4], a[2][4])) or launch(*a, **k))
     ya, yb = ops.matmuls(xt, [ca, cb])
-    assert pairs == [1]  # one launch for the two
+    assert len(pairs) == 1  # one launch for the two
+    assert rel(ya.cpu().numpy(), ops.matmul(xt, ca).cpu().numpy()) < 1e-6
+    assert rel(yb.cpu().numpy(), ops.matmul(xt, cb).cpu().numpy()) < 1e-6
+    monkeypatch.setattr(mmvq, "PAIR_UNROLL", (2, 2))  # the halves at two units a thread, unrolled twice
+    ya, yb = ops.matmuls(xt, [ca, cb])
+    assert len(pairs) == 2 and all((c[1], c[3]) == (2, 2) for c in pairs[1])
     assert rel(ya.cpu().numpy(), ops.matmul(xt, ca).cpu().numpy()) < 1e-6
     assert rel(yb.cpu().numpy(), ops.matmul(xt, cb).cpu().numpy()) < 1e-6
 

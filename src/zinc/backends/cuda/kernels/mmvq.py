@@ -377,15 +377,22 @@ def _streams(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tup
     return True
 
 
+# (units a thread, unroll) of both halves of `matvec_pair`: one unit, once (a Qwen3-8B Q or K row in four loop trips,
+# a quarter of it in flight before a PDL wait). Settable for A/B runs: (2, 2) or, with two-warp halves, (1, 2) load a
+# 4,096-value row in one trip, as session 35's GLU form does (prepared, not measured)
+PAIR_UNROLL = (1, 1)
+
+
 def matvec_pair(xqt, first: tuple, second: tuple, pdl: tuple = (0, 0)) -> bool:
     """Two weights of one input in one launch (`mmvs.launch_pair`): first, second = (parts, qtype, n, k, out).
     Where both take the rows-as-streams form with the same warps; else nothing runs and this returns False.
-    Each runs its configuration's rows a program at one unit a thread, not unrolled: the kernel gets the
-    registers of its heavier half, and one unit keeps them at 60-72 (32 one-warp programs a multiprocessor)."""
+    Each runs its configuration's rows a program at PAIR_UNROLL's units a thread and unroll (one, once): the kernel
+    gets the registers of its heavier half, and one unit keeps them at 60-72 (32 one-warp programs a multiprocessor)."""
     cfgs = [config(q, n, k, False) for _, q, n, k, _ in (first, second)]
     if any(len(c) < 6 or c[5] != 2 for c in cfgs) or cfgs[0][2] != cfgs[1][2] or first[3] != second[3]:
         return False
-    mmvs.launch_pair(xqt, *((words(p, q, True), q, n, o, (c[0], 1, c[2], 1))
+    upt, u = PAIR_UNROLL
+    mmvs.launch_pair(xqt, *((words(p, q, True), q, n, o, (c[0], upt, c[2], u))
                             for (p, q, n, _, o), c in zip((first, second), cfgs)), pdl=pdl)
     return True
 
