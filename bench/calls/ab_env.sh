@@ -5,6 +5,7 @@
 #   pp FILE     one line of a `zinc bench --json` file: device, verified, (test, tok/s, sd) each;
 #   zb NAME ARGS...  `zinc bench` of that model on CUDA (3 runs, ARGS: -p/-n/-d) into $OUT/r/NAME.json and .log,
 #               then its pp line (from session 32's calls on);
+#   sc LABEL ENTRIES  ab with `mmvq.SHAPE_CONFIG` set to {ENTRIES} (from session 35's calls on);
 #   L           the cell limit of the last ATTN_SPLITS row (1 << 62).
 export PYTHONUNBUFFERED=1
 export PYTHONPATH=$PWD/src
@@ -16,3 +17,4 @@ pp() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['dev
 L=4611686018427387904
 zb() { local n=$1; shift; timeout 150 python3 -m zinc.cli bench -m .real/q8b.gguf --backend cuda "$@" -r 3 --json \
   > $OUT/r/$n.json 2> $OUT/r/$n.log; pp $OUT/r/$n.json; date; }
+sc() { local l=$1; shift; ab --label "$l" --set "mmvq.SHAPE_CONFIG={$*}"; }

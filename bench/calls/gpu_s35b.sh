@@ -4,7 +4,6 @@
 # warps, 1, 1, 2, U) against the tree, fresh processes.
 export AB_TIMEOUT=50
 . bench/calls/ab_env.sh
-sc() { local l=$1; shift; ab --label "$l" --set "mmvq.SHAPE_CONFIG={$*}"; }
 D4="(12,4096,12288,False)"; D6="(14,4096,12288,False)"; O="(12,4096,4096,False)"; G="(12,12288,4096,True)"
 LM="(14,151936,4096,False)"
 ab --label base

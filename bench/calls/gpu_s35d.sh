@@ -3,7 +3,6 @@
 # and QKV launches; the mmvq GPU tests; on an H200 zinc bench of the tree.
 export AB_TIMEOUT=60
 . bench/calls/ab_env.sh
-sc() { local l=$1; shift; ab --label "$l" --set "mmvq.SHAPE_CONFIG={$*}"; }
 G="(12,12288,4096,True)"
 W1="mmvq.SHAPE_CONFIG={$G:(2,1,1,1,1,2,1)}"
 ab --label u2

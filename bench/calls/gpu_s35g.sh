@@ -2,7 +2,6 @@
 # quantize launches' widths, against the tree.
 export AB_TIMEOUT=40
 . bench/calls/ab_env.sh
-sc() { local l=$1; shift; ab --label "$l" --set "mmvq.SHAPE_CONFIG={$*}"; }
 ab --label tree
 sc lm_w2u2 "(14,151936,4096,False):(4,1,2,1,1,2,2)"
 sc lm_r2w2u2 "(14,151936,4096,False):(2,1,2,1,1,2,2)"

@@ -13,7 +13,6 @@ ab --label tree2
 ab --label pu22b --set "mmvq.PAIR_UNROLL=(2,2)"
 # (3) The down projections' whole rows in one trip: Q4_K (384 units) at two units x two warps or one unit x four
 # warps, unrolled three times; Q6_K (192 units) at two warps unrolled three times (session 35's form has 2/3 of it).
-sc() { local l=$1; shift; ab --label "$l" --set "mmvq.SHAPE_CONFIG={$*}"; }
 sc d4_w2u3 "(12,4096,12288,False):(2,2,2,1,1,2,3)"
 sc d4_w4u3 "(12,4096,12288,False):(2,1,4,1,1,2,3)"
 sc d6_w2u3 "(14,4096,12288,False):(2,1,2,1,1,2,3)"
