@@ -85,13 +85,9 @@ PDL = True
 # (wait, trigger) of the decode attention's split and combine launches where PDL applies (`kattn.decode_attention`):
 # both launch plainly, the combine lets the output projection launch at its start (H100, Qwen3-8B: replay 2,318 ->
 # 2,310 us; the split launched early, with or without its trigger, 2,327-2,356 us: bench/RESULTS.md, session 25; early
-# with each split's first tile of cells loaded before its wait, 2,256 against 2,190 us: session 34)
+# with each split's first tile of cells loaded before its wait, 2,256 against 2,190 us: session 34; early behind a QKV
+# projection triggering at its programs' end, 2,249 against 2,190, that trigger alone 2,220: session 35)
 ATTN_PDL = ((0, 0), (0, 1))
-# the trigger of two-weight matvec launches (`mmvs.pdl_options`: 1 at their programs' start, 2 at their end): the QKV
-# projection's, which a decode attention launched early (ATTN_PDL's split wait) follows. 1, as every matvec's;
-# prepared in session 34, not measured: 2 with the split launched early (its programs then placed as the
-# projection's finish, not beside them)
-PAIR_TRIGGER = 1
 # the decode attention's splits, where there are at most this many, as one thread-block cluster that merges them in
 # place: no combine launch, the split letting the output projection launch after its loop (`kattn.decode_attention`).
 # H100, Qwen3-8B: 4 splits (caches under 256 cells) replay 2,222.7 -> 2,190.0 us, tg128 448.5 -> 455.4; clusters of
@@ -242,7 +238,7 @@ class CudaOps(BaseOps):
             if x2.shape[0] <= MATVEC_MAX_ROWS:
                 ys = [torch.empty((x2.shape[0], w.rows), dtype=torch.float32, device=self.device) for w in ws]
                 if mmvq.matvec_pair(self._quantized(x, x2), *((w.parts, int(w.ggml_type), w.rows, w.k, y)
-                                                               for w, y in zip(ws, ys)), pdl=self._pair_pdl):
+                                                               for w, y in zip(ws, ys)), pdl=self._pdl):
                     return [y.reshape(*lead, w.rows) for w, y in zip(ws, ys)]
         return [self.matmul(x, w) for w in ws]
 
@@ -408,12 +404,6 @@ class CudaOps(BaseOps):
     def _pdl(self) -> tuple[int, int]:
         """The (wait, trigger) of `mmvq` / `mmvs` launches: programmatic dependent launch in captured steps."""
         return (1, 1) if self.capturing and PDL and self._pdl_ok else (0, 0)
-
-    @property
-    def _pair_pdl(self) -> tuple[int, int]:
-        """`_pdl` of a two-weight matvec launch (a decode step's Q and K + V, before the attention), its trigger
-        PAIR_TRIGGER."""
-        return (1, PAIR_TRIGGER) if self._pdl[0] else (0, 0)
 
     def _feeds_matvec(self, x) -> bool:
         """A (T, D) activation of a decode step: what the 8-bit-activation matvec reads."""
