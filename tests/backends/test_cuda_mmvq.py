@@ -17,11 +17,8 @@ if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 pytest.importorskip("triton")
 
-import triton  # noqa: E402
-import triton.language as tl  # noqa: E402
-
 from zinc.backends.base import QTensor  # noqa: E402
-from zinc.backends.cuda.kernels import mmvq, mmvs  # noqa: E402
+from zinc.backends.cuda.kernels import mmvq  # noqa: E402
 from zinc.backends.cuda.weights import CudaWeight  # noqa: E402
 from zinc.gguf.constants import GGMLType  # noqa: E402
 from zinc.gguf.quants import random_blocks  # noqa: E402
@@ -272,86 +269,3 @@ def test_pdl_launches_same_results(t):
         assert torch.equal(a, b)
     for a, b in zip(*outs):
         assert rel(b.cpu().numpy(), a.cpu().numpy()) < 1e-6
-
-
-def _kv_lines_ref(n_eff: int, splits: int, bs: int, off: int, cells: int, lc: int) -> set:
-    """(0 K / 1 V, f16 element offset) of the lines `mmvs.kv_lines` names: of each split of n_eff cells (as the
-    decode attention splits them), cells off + [0, cells) of its own."""
-    chunk = -(-(-(-n_eff // splits)) // bs) * bs
-    want = set()
-    for s in range(splits):
-        for c in range(s * chunk + off, min(s * chunk + off + cells, s * chunk + chunk, n_eff)):
-            for j in range(lc):
-                want |= {(0, (c * lc + j) * 64), (1, (c * lc + j) * 64)}
-    return want
-
-
-@triton.jit
-def _kv_lines_kernel(pos, out, okk, okv, pfs, pfn, pfbs, pfoff, pfc, pflc, PFW: tl.constexpr):
-    pid = tl.program_id(0)
-    o, a, b = mmvs.kv_lines(pid, pos, pfs, pfn, pfbs, pfoff, pfc, pflc, PFW)
-    i = pid * PFW + tl.arange(0, PFW)
-    tl.store(out + i, o)
-    tl.store(okk + i, a.to(tl.int32))
-    tl.store(okv + i, b.to(tl.int32))
-
-
-@pytest.mark.skipif(torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1",
-                    reason="the prefetch's line arithmetic runs in Triton's interpreter; on a GPU "
-                           "test_prefetch_same_results runs the prefetch itself")
-@pytest.mark.parametrize("s, last, splits, bs, off, cells, h, d, programs",
-                         [(300, 250, 3, 16, 8, 40, 2, 128, 7), (300, 999, 4, 16, 0, 100, 1, 64, 5),
-                          (130, 20, 5, 16, 3, 9, 3, 64, 3), (64, 63, 16, 64, 64, 8, 2, 128, 2)])
-def test_kv_prefetch_lines(s, last, splits, bs, off, cells, h, d, programs):
-    """The lines a matvec's programs ask into the L2 for a later attention (`mmvs.kv_lines`): exactly each
-    split's cells off + [0, cells) (cut at the split's end and the cache's extent), every line once, K and V."""
-    k = torch.zeros((s, h, d), dtype=torch.float16)
-    pf = mmvs.KVPrefetch(k, k, torch.tensor([last], dtype=torch.int32), splits, bs, off, cells)
-    args = mmvs.prefetch_args(pf, programs, _Cuda())
-    pfw = args["PFW"]
-    n = programs * pfw
-    out, okk, okv = torch.zeros(n, dtype=torch.int64), *(torch.zeros(n, dtype=torch.int32) for _ in range(2))
-    _kv_lines_kernel[(programs,)](pf.pos, out, okk, okv, s, splits, bs, off, cells, args["pflc"], PFW=pfw)
-    got = [(0, int(o)) for o, a in zip(out, okk) if a] + [(1, int(o)) for o, b in zip(out, okv) if b]
-    assert len(got) == len(set(got))
-    assert set(got) == _kv_lines_ref(min(s, last + 1), splits, bs, off, cells, h * d * 2 // 128)
-    assert programs * pfw >= 2 * splits * cells * args["pflc"]  # the programs cover every line
-
-
-class _Cuda:
-    """Stands for a GPU tensor where `mmvs.prefetch_args` asks whether one is (its arguments off a GPU are none)."""
-    is_cuda = True
-
-
-@pytest.mark.skipif(not torch.cuda.is_available() or os.environ.get("TRITON_INTERPRET") == "1",
-                    reason="the L2 prefetch is inline PTX: it runs on an NVIDIA GPU only")
-@pytest.mark.parametrize("t", [GGMLType.Q4_K, GGMLType.Q6_K], ids=lambda v: v.name)
-@pytest.mark.parametrize("policy", [1, 2])
-def test_prefetch_same_results(t, policy):
-    """Matvecs whose programs also ask the L2 for a later attention's cells (`mmvs.KVPrefetch`, both policies)
-    give bit-equal outputs to plain ones, and leave the cells as they were: one or two rows a program, a GLU, a pair."""
-    from zinc.backends.cuda.kernels.elementwise import GLU_ACTS
-
-    rng = np.random.default_rng(int(t) + policy)
-    n, k = 300, 4096
-    wa, wu = (CudaWeight(QTensor(f"w{i}", t, (n, k), random_blocks(t, n * k, rng, scale=0.05)), DEVICE)
-              for i in range(2))
-    xq = mmvq.quantize_x(torch.from_numpy(rng.standard_normal((1, k)).astype(np.float32)).to(DEVICE))
-    cells = [torch.from_numpy(rng.standard_normal((1000, 8, 128)).astype(np.float16)).to(DEVICE) for _ in range(2)]
-    before = [c.clone() for c in cells]
-    pf = mmvs.KVPrefetch(*cells, torch.tensor([777], dtype=torch.int32, device=DEVICE), 16, 64, 16, 32, policy)
-    outs = []
-    for p in (None, pf):
-        ys = []
-        for cfg in [(1, 1, 1, 1, 1, 2, 1), (2, 1, 2, 1, 1, 2, 2)]:
-            ys.append(torch.empty((1, n), device=DEVICE))
-            mmvq.matvec(xq, wa.parts, int(t), n, k, ys[-1], cfg=cfg, pf=p)
-        ys.append(torch.empty((1, n), device=DEVICE))
-        mmvq.matvec(xq, wa.parts, int(t), n, k, ys[-1], glu=(wu.parts, GLU_ACTS["silu"]), pf=p)
-        ys += [torch.empty((1, n), device=DEVICE), torch.empty((1, n), device=DEVICE)]
-        assert mmvq.matvec_pair(xq, (wa.parts, int(t), n, k, ys[-2]), (wu.parts, int(t), n, k, ys[-1]), pf=p)
-        torch.cuda.synchronize()
-        outs.append(ys)
-    for a, b in zip(*outs):
-        assert torch.equal(a, b)
-    assert all(torch.equal(a, b) for a, b in zip(cells, before))

@@ -33,7 +33,6 @@ replay: no host round trip per token.
 from __future__ import annotations
 
 import math
-import weakref
 from typing import Any, Iterable
 
 import numpy as np
@@ -46,7 +45,6 @@ from zinc.backends.cuda.kernels import attention as kattn
 from zinc.backends.cuda.kernels import elementwise as kel
 from zinc.backends.cuda.kernels import flash as kflash
 from zinc.backends.cuda.kernels import mmvq
-from zinc.backends.cuda.kernels import mmvs
 from zinc.backends.cuda.kernels import moe as kmoe
 from zinc.backends.cuda.kernels import matvec_generic as kgm
 from zinc.backends.cuda.kernels import recurrent as krec
@@ -95,12 +93,6 @@ ATTN_PDL = ((0, 0), (0, 1))
 # H100, Qwen3-8B: 4 splits (caches under 256 cells) replay 2,222.7 -> 2,190.0 us, tg128 448.5 -> 455.4; clusters of
 # 16 splits lost at depth (tg128@1024 429.5 -> 406.4, @4096 401.4 -> 382.5, @16384 330.0 -> 311.8; session 33)
 ATTN_CLUSTER = 4
-# a captured decode step's matvecs asking the L2 for the next attention layer's f16 cells (`mmvs.KVPrefetch`): site
-# ("o", "glu", "down": the first and second plain matvec after an attention, its GLU; "qkv": the projection pair
-# before the next attention) -> cells of each of that attention's splits, taken in turn from each split's first
-# cell; KV_PREFETCH_POLICY 1: plain prefetches, 2: at the evict-last priority. Off ({}): being measured
-KV_PREFETCH: dict[str, int] = {}
-KV_PREFETCH_POLICY = 2
 
 
 def _triton_launches_pdl() -> bool:
@@ -159,8 +151,6 @@ class CudaOps(BaseOps):
         self._graphs: Any = None
         self._qx: list[tuple] = []  # (x, its quantization) of the last QX_KEEP quantized matmul inputs
         self._align: tuple | None = None  # (ids, (experts, block rows), kmoe.align_pairs of them)
-        self._cells: list[Any] = []  # weak references to the KV cells made, in order (KV_PREFETCH)
-        self._pf: list = [None, 0, 0]  # (the next attention's cells to prefetch, matvecs since, cells taken)
 
     # -- memory ----------------------------------------------------------------------------------
     def upload(self, qt: QTensor) -> CudaWeight:
@@ -183,32 +173,6 @@ class CudaOps(BaseOps):
 
     def zeros(self, shape: tuple[int, ...], dtype: str) -> torch.Tensor:
         return torch.zeros(shape, dtype=_DTYPES[dtype], device=self.device)
-
-    def kv_cells(self, shape: tuple[int, ...], dtype: str) -> Any:
-        cells = super().kv_cells(shape, dtype)
-        if isinstance(cells, torch.Tensor):
-            self._cells = [r for r in self._cells if r() is not None] + [weakref.ref(cells)]
-        return cells
-
-    def _next_cells(self, k: torch.Tensor) -> tuple | None:
-        """The K and V cells made right after k's V (a model's next attention layer, `KVCache`), if shaped as k."""
-        live = [r() for r in self._cells]
-        i = next((j for j, c in enumerate(live) if c is k), -1)
-        if i < 0 or i + 3 >= len(live):
-            return None
-        k2, v2 = live[i + 2], live[i + 3]
-        return (k2, v2) if all(c is not None and c.shape == k.shape and c.dtype == k.dtype for c in (k2, v2)) else None
-
-    def _prefetch(self, site: str):
-        """The `mmvs.KVPrefetch` of a captured matvec at `site` (KV_PREFETCH), or None."""
-        target, n, off = self._pf
-        cells = KV_PREFETCH.get(site, 0) if target is not None and self.capturing else 0
-        if site in ("o", "down"):
-            self._pf[1] = n + 1
-        if cells <= 0:
-            return None
-        self._pf[2] = off + cells
-        return mmvs.KVPrefetch(*target[:3], target[3], target[4], off, cells, KV_PREFETCH_POLICY)
 
     def full(self, shape: tuple[int, ...], value: float, dtype: str) -> torch.Tensor:
         return torch.full(shape, value, dtype=_DTYPES[dtype], device=self.device)
@@ -257,8 +221,7 @@ class CudaOps(BaseOps):
             kgm.matvec(x2, w.parts, int(w.ggml_type), w.rows, w.k, y)
         elif t <= MATVEC_MAX_ROWS:
             y = torch.empty((t, w.rows), dtype=torch.float32, device=self.device)
-            mmvq.matvec(self._quantized(x, x2), w.parts, int(w.ggml_type), w.rows, w.k, y, pdl=self._pdl,
-                        pf=self._prefetch("o" if self._pf[1] == 0 else "down"))
+            mmvq.matvec(self._quantized(x, x2), w.parts, int(w.ggml_type), w.rows, w.k, y, pdl=self._pdl)
         elif self.exact:
             y = x2 @ self.dequantize(w, torch.float32).t()
         else:
@@ -275,8 +238,7 @@ class CudaOps(BaseOps):
             if x2.shape[0] <= MATVEC_MAX_ROWS:
                 ys = [torch.empty((x2.shape[0], w.rows), dtype=torch.float32, device=self.device) for w in ws]
                 if mmvq.matvec_pair(self._quantized(x, x2), *((w.parts, int(w.ggml_type), w.rows, w.k, y)
-                                                               for w, y in zip(ws, ys)), pdl=self._pdl,
-                                    pf=self._prefetch("qkv")):
+                                                               for w, y in zip(ws, ys)), pdl=self._pdl):
                     return [y.reshape(*lead, w.rows) for w, y in zip(ws, ys)]
         return [self.matmul(x, w) for w in ws]
 
@@ -463,7 +425,7 @@ class CudaOps(BaseOps):
             return y.reshape(*lead, w_gate.rows)
         n = w_gate.rows
         mmvq.matvec(self._quantized(x, x2), w_gate.parts, int(w_gate.ggml_type), n, w_gate.k, y,
-                    glu=(w_up.parts, kel.GLU_ACTS[act]), pdl=self._pdl, pf=self._prefetch("glu"))
+                    glu=(w_up.parts, kel.GLU_ACTS[act]), pdl=self._pdl)
         return y.reshape(*lead, n)
 
     def glu(self, gate, up, act):
@@ -581,8 +543,6 @@ class CudaOps(BaseOps):
                                cluster=ATTN_CLUSTER)
         if q8 is not None:
             self._keep_q8(out, q8)
-        nxt = self._next_cells(k) if KV_PREFETCH and self.capturing and k.dtype == torch.float16 else None
-        self._pf = [None if nxt is None else (*nxt, q_pos[T - 1:T], nsplit, bs), 0, 0]
         return out
 
     # -- recurrent layers -------------------------------------------------------------------------------

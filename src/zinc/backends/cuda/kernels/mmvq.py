@@ -366,14 +366,14 @@ def words(parts, qtype: int, streams: bool = False) -> tuple[torch.Tensor, ...]:
 
 
 def _streams(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple, glu: tuple | None,
-             experts: tuple | None = None, bias: tuple | None = None, pdl: tuple = (0, 0), pf=None) -> bool:
+             experts: tuple | None = None, bias: tuple | None = None, pdl: tuple = (0, 0)) -> bool:
     """Run the rows-as-streams form (kernels/mmvs.py) if cfg is one of its configurations (R, units per
     thread, num_warps, 1, 1, 2[, U]), the same tuple for `matvec` and `matvec_experts`; False if it is not."""
     if len(cfg) < 6 or cfg[5] != 2:
         return False
     assert qtype in (12, 14) and not bias, "the rows-as-streams form takes Q4_K and Q6_K, without biases"
     mmvs.launch(xqt, words(parts, qtype, True), words(glu[0], qtype, True) if glu else None, qtype, n, k, out,
-                (cfg[0], cfg[1], cfg[2], cfg[6] if len(cfg) > 6 else 1), glu[1] if glu else -1, experts, pdl, pf)
+                (cfg[0], cfg[1], cfg[2], cfg[6] if len(cfg) > 6 else 1), glu[1] if glu else -1, experts, pdl)
     return True
 
 
@@ -383,7 +383,7 @@ def _streams(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tup
 PAIR_UNROLL = (1, 1)
 
 
-def matvec_pair(xqt, first: tuple, second: tuple, pdl: tuple = (0, 0), pf=None) -> bool:
+def matvec_pair(xqt, first: tuple, second: tuple, pdl: tuple = (0, 0)) -> bool:
     """Two weights of one input in one launch (`mmvs.launch_pair`): first, second = (parts, qtype, n, k, out).
     Where both take the rows-as-streams form with the same warps; else nothing runs and this returns False.
     Each runs its configuration's rows a program at PAIR_UNROLL's units a thread and unroll (one, once): the kernel
@@ -393,19 +393,18 @@ def matvec_pair(xqt, first: tuple, second: tuple, pdl: tuple = (0, 0), pf=None) 
         return False
     upt, u = PAIR_UNROLL
     mmvs.launch_pair(xqt, *((words(p, q, True), q, n, o, (c[0], upt, c[2], u))
-                            for (p, q, n, _, o), c in zip((first, second), cfgs)), pdl=pdl, pf=pf)
+                            for (p, q, n, _, o), c in zip((first, second), cfgs)), pdl=pdl)
     return True
 
 
 def matvec(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tuple | None = None,
-           glu: tuple | None = None, pdl: tuple = (0, 0), pf=None) -> None:
+           glu: tuple | None = None, pdl: tuple = (0, 0)) -> None:
     """xqt = quantize_x(x) for x (T, K) -> out (T, N) f32. glu = (up weight's parts, activation code of
     `elementwise.GLU_ACTS`): out = act(x . W) * (x . W_up). pdl: the rows-as-streams form as a programmatic
-    dependent launch (`mmvs.pdl_options`); pf (`mmvs.KVPrefetch`): a later attention's cells asked into the L2 by
-    the rows-as-streams form (the other forms ignore it)."""
+    dependent launch (`mmvs.pdl_options`)."""
     xq, xd, xs = xqt
     cfg = cfg or interpreted(config(qtype, n, k, glu is not None), n, xq)
-    if _streams(xqt, parts, qtype, n, k, out, cfg, glu, pdl=pdl, pf=pf):
+    if _streams(xqt, parts, qtype, n, k, out, cfg, glu, pdl=pdl):
         return
     bn, ng, nw, ks, *st = cfg
     a, b, c, d = words(parts, qtype)

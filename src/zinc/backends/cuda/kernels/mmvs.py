@@ -18,8 +18,6 @@ runs; `zinc.backends.cuda.weights`). The arithmetic is that of `mmvq` (integer d
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
 import triton
 import triton.language as tl
 
@@ -221,52 +219,11 @@ def _program(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, E
 
 
 @triton.jit
-def _l2_prefetch(ptr, ok, PF: tl.constexpr):
-    """Ask the L2 for the 128-byte lines at ptr where ok (a hint: no result, nothing waits for it); PF 2: at the
-    evict-last priority, so the weights streaming past keep out of its way."""
-    if PF == 2:
-        tl.inline_asm_elementwise("{ .reg .pred p; setp.ne.s32 p, $2, 0; @p prefetch.global.L2::evict_last [$1]; "
-                                  "mov.u32 $0, 0; }", "=r,l,r", [ptr, ok.to(tl.int32)], dtype=tl.int32,
-                                  is_pure=False, pack=1)
-    else:
-        tl.inline_asm_elementwise("{ .reg .pred p; setp.ne.s32 p, $2, 0; @p prefetch.global.L2 [$1]; "
-                                  "mov.u32 $0, 0; }", "=r,l,r", [ptr, ok.to(tl.int32)], dtype=tl.int32,
-                                  is_pure=False, pack=1)
-
-
-@triton.jit
-def kv_lines(pid, pfpos, pfs, pfn, pfbs, pfoff, pfc, pflc, PFW: tl.constexpr):
-    """Program pid's PFW lines of a decode attention's cells (`kv_prefetch`): their offsets in f16 elements from
-    the cells' start, and whether each is a K line, a V line (neither past the lines or the split's cells)."""
-    g = pid * PFW + tl.arange(0, PFW)
-    per = pfc * pflc  # lines of one split's cells in K (and in V)
-    n_eff = tl.minimum(pfs, tl.load(pfpos) + 1)
-    chunk = tl.cdiv(tl.cdiv(n_eff, pfn), pfbs) * pfbs
-    r = g % (pfn * per)
-    sp = r // per
-    cell = sp * chunk + pfoff + (r % per) // pflc
-    ok = (g < 2 * pfn * per) & (cell < tl.minimum(sp * chunk + chunk, n_eff))
-    isk = g < pfn * per
-    return cell.to(tl.int64) * (pflc * 64) + (r % pflc) * 64, ok & isk, ok & (g >= pfn * per)
-
-
-@triton.jit
-def kv_prefetch(pid, pfk, pfv, pfpos, pfs, pfn, pfbs, pfoff, pfc, pflc, PF: tl.constexpr, PFW: tl.constexpr):
-    """Program pid's PFW lines of a later decode attention's cells asked into the L2: of each of its pfn splits
-    (over min(pfs, pfpos[0] + 1) cells in steps of pfbs, as `attention.attn_split_kernel` splits them), cells
-    pfoff + [0, pfc) of the split's, each pflc 128-byte lines of f16 K (pfk) and V (pfv)."""
-    off, okk, okv = kv_lines(pid, pfpos, pfs, pfn, pfbs, pfoff, pfc, pflc, PFW)
-    _l2_prefetch(pfk + off, okk, PF)
-    _l2_prefetch(pfv + off, okv, PF)
-
-
-@triton.jit
 def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, ES, UO, P1, N2, out2, so2,
                 QT: tl.constexpr, R: tl.constexpr, NP: tl.constexpr, ASM: tl.constexpr, EVEN: tl.constexpr,
                 ACT: tl.constexpr, U: tl.constexpr, EXPERTS: tl.constexpr, QT2: tl.constexpr = 0,
                 R2: tl.constexpr = 1, NP2: tl.constexpr = 32, EVEN2: tl.constexpr = False, U2: tl.constexpr = 1,
-                PDL: tl.constexpr = 0, TRIG: tl.constexpr = 0, pfk=None, pfv=None, pfpos=None, pfs=0, pfn=1,
-                pfbs=1, pfoff=0, pfc=0, pflc=1, PF: tl.constexpr = 0, PFW: tl.constexpr = 32):
+                PDL: tl.constexpr = 0, TRIG: tl.constexpr = 0):
     """grid (cdiv(N, R), T): out[t, R*i + [0, R)] = W[rows] . x[t], R in (1, 2, 4); ACT >= 0 (R in (1, 2)):
     act(W . x) * (W2 . x), W2 (a2..d2) the up weight, its rows UO past the gate's. NP units per step, the loop
     unrolled U times. EXPERTS: program column t is a (token, slot) pair of a MoE selection: expert ids[t],
@@ -277,8 +234,6 @@ def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV
     t = tl.program_id(1)
     if TRIG == 1:
         gdc_trigger(pid)
-    if PF:  # a later attention's cells asked into the L2 (`prefetch_args`)
-        kv_prefetch(pid, pfk, pfv, pfpos, pfs, pfn, pfbs, pfoff, pfc, pflc, PF, PFW)
     if QT2 == 0:
         _program(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV, ES, UO, pid, t, QT, R, NP, ASM,
                  EVEN, ACT, U, EXPERTS, PDL)
@@ -293,11 +248,10 @@ def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV
 
 
 def launch(xqt, wa: tuple, wb: tuple | None, qtype: int, n: int, k: int, out, cfg: tuple, act: int,
-           experts: tuple | None = None, pdl: tuple = (0, 0), pf: KVPrefetch | None = None) -> None:
+           experts: tuple | None = None, pdl: tuple = (0, 0)) -> None:
     """out (T, n) = the rows of weight arrays wa (a, b, c, d; with wb and act >= 0 a GLU) times the 8-bit
     activations xqt; cfg = (R, units per thread, warps, U). experts = (ids (T, NSEL) int32, XDIV, expert
-    rows ES, up rows offset UO): out (T, NSEL, n), pair p = (t, j) of expert ids[t, j] times x row p // XDIV.
-    pf: a later decode attention's cells its programs ask into the L2 (on a GPU)."""
+    rows ES, up rows offset UO): out (T, NSEL, n), pair p = (t, j) of expert ids[t, j] times x row p // XDIV."""
     xq, xd, xs = xqt
     r, upt, nw, u = cfg
     assert r in ((1, 2) if wb else (1, 2, 4)), cfg
@@ -309,8 +263,7 @@ def launch(xqt, wa: tuple, wb: tuple | None, qtype: int, n: int, k: int, out, cf
     mmvs_kernel[(triton.cdiv(n, r), cols)](
         xq, xd, xs, out, *wa, *(wb or wa), ids, n, k, n if experts else out.stride(0), xdiv, es, uo, 0, 0, out, 0,
         QT=qtype, R=r, NP=npu, ASM=xq.is_cuda, EVEN=units % (npu * u) == 0, ACT=act if wb else -1, U=u,
-        EXPERTS=experts is not None, num_warps=nw, num_stages=1, **pdl_options(pdl, xq),
-        **prefetch_args(pf, triton.cdiv(n, r), xq))
+        EXPERTS=experts is not None, num_warps=nw, num_stages=1, **pdl_options(pdl, xq))
 
 
 def pdl_options(pdl: tuple, x) -> dict:
@@ -323,9 +276,9 @@ def pdl_options(pdl: tuple, x) -> dict:
     return dict(PDL=wait, TRIG=trig, launch_pdl=wait > 0) if wait or trig else {}
 
 
-def launch_pair(xqt, first: tuple, second: tuple, pdl: tuple = (0, 0), pf: KVPrefetch | None = None) -> None:
+def launch_pair(xqt, first: tuple, second: tuple, pdl: tuple = (0, 0)) -> None:
     """Two weights of one input in one launch: first, second = (weight arrays, qtype, n, out (T, n), cfg), each
-    cfg (R, units per thread, warps, U) of `launch` (no GLU); the warps must agree. pf: as `launch`'s."""
+    cfg (R, units per thread, warps, U) of `launch` (no GLU); the warps must agree."""
     xq, xd, xs = xqt
     (wa, qa, na, oa, ca), (wb, qb, nb, ob, cb) = first, second
     assert ca[2] == cb[2] and ca[0] in (1, 2, 4) and cb[0] in (1, 2, 4), (ca, cb)
@@ -336,33 +289,7 @@ def launch_pair(xqt, first: tuple, second: tuple, pdl: tuple = (0, 0), pf: KVPre
         xq, xd, xs, oa, *wa, *wb, xq, na, xq.shape[1] * 4, oa.stride(0), 1, 0, 0, p1, nb, ob, ob.stride(0),
         QT=qa, R=ca[0], NP=npa, ASM=xq.is_cuda, EVEN=ua % (npa * ca[3]) == 0, ACT=-1, U=ca[3], EXPERTS=False,
         QT2=qb, R2=cb[0], NP2=npb, EVEN2=ub % (npb * cb[3]) == 0, U2=cb[3], num_warps=ca[2], num_stages=1,
-        **pdl_options(pdl, xq), **prefetch_args(pf, p1 + triton.cdiv(nb, cb[0]), xq))
-
-
-class KVPrefetch(NamedTuple):
-    """Cells of a later decode attention for a matvec's programs to ask into the L2 (`kv_prefetch`): K and V
-    (S, H, D) f16 cells, pos (the step's last position, a (1,) int32 view), the attention's splits and cells a
-    step (`attention.decode_attention`), and of each split cells off + [0, cells); policy 1: a plain prefetch,
-    2: evict-last."""
-    k: Any
-    v: Any
-    pos: Any
-    splits: int
-    bs: int
-    off: int
-    cells: int
-    policy: int = 1
-
-
-def prefetch_args(pf: KVPrefetch | None, programs: int, x) -> dict:
-    """The kernel arguments of pf over a grid of `programs` programs a column (none off a GPU, where the
-    prefetch's inline PTX cannot run, or without a prefetch)."""
-    if pf is None or not x.is_cuda or pf.cells <= 0:
-        return {}
-    lc = pf.k.shape[1] * pf.k.shape[2] * 2 // 128
-    lines = 2 * pf.splits * pf.cells * lc
-    return dict(pfk=pf.k, pfv=pf.v, pfpos=pf.pos, pfs=pf.k.shape[0], pfn=pf.splits, pfbs=pf.bs, pfoff=pf.off,
-                pfc=pf.cells, pflc=lc, PF=pf.policy, PFW=max(32, triton.next_power_of_2(triton.cdiv(lines, programs))))
+        **pdl_options(pdl, xq))
 
 
 def k_units(qtype: int, k: int) -> int:
