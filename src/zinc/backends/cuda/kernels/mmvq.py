@@ -85,7 +85,7 @@ def quantize_kernel(x, w, res, sum_out, out, xq, xd, xs, K, eps, NB: tl.constexp
 @triton.jit
 def q8_store(v, b, t, K, ok, xq, xd, xs):
     """Quantize v (NB, 2, 4, 4): the 32 values of blocks b (NB,) of row t (of K values) where ok,
-    into xq, xd, xs as `quantize_kernel` says (also called by the attention combine kernel)."""
+    into xq, xd, xs as `quantize_kernel` says (also called by the attention and recurrent kernels)."""
     j = tl.arange(0, 4)
     h = tl.arange(0, 2)
     w4 = tl.arange(0, 4)
@@ -378,8 +378,9 @@ def _streams(xqt, parts, qtype: int, n: int, k: int, out: torch.Tensor, cfg: tup
 
 
 # (units a thread, unroll) of both halves of `matvec_pair`: one unit, once (a Qwen3-8B Q or K row in four loop trips,
-# a quarter of it in flight before a PDL wait). Settable for A/B runs: (2, 2) or, with two-warp halves, (1, 2) load a
-# 4,096-value row in one trip, as session 35's GLU form does (prepared, not measured)
+# a quarter of it in flight before a PDL wait). Settable for A/B runs. Loading a 4,096-value row in one trip, as
+# session 35's GLU form does, lost: H100 replay 2,224 us at (2, 2), 2,206-2,207 at (1, 2) with one- or two-warp
+# halves, against 2,181 (bench/RESULTS.md, session 36)
 PAIR_UNROLL = (1, 1)
 
 
