@@ -37,13 +37,16 @@ def compare(a: str, b: str) -> None:
               f" (top-2 margin {top[1] - top[0]:.4f})")
 
 
-def depth_rates(m, depth: int) -> list[float]:
-    """`tg_rates` on a cache holding `depth` random tokens (rolled back to them before each run)."""
+def depth_rates(m, depth: int) -> tuple[list[float], list[int]]:
+    """`tg_rates` on a cache holding `depth` random tokens (rolled back to them before each run), and 16 greedy
+    tokens from that cache (the same for every tree whose deep attention is right)."""
     from cuda_tg_state import tg_rates
 
     cache = m.new_cache(depth + 128)
     m.forward([int(i) for i in np.random.default_rng(1).integers(0, m.n_vocab, depth)], cache, last_only=True)
-    return tg_rates(m, cache, depth=depth)
+    rates = tg_rates(m, cache, depth=depth)
+    cache.truncate(depth)
+    return rates, [int(t) for t in m.greedy(1, cache, 16)]
 
 
 def main() -> None:
@@ -86,8 +89,9 @@ def main() -> None:
     row = {"label": a.label, "tok_s": rates, "replay_gpu_us": gpu_us, "replay_host_us": host_us, "tokens": tokens}
     deep = ""
     if a.depth:
-        row["depth"], row["tok_s_depth"] = a.depth, depth_rates(m, a.depth)
-        deep = f"  tg128@d{a.depth} {np.mean(row['tok_s_depth']):7.1f}"
+        row["depth"] = a.depth
+        row["tok_s_depth"], row["tokens_depth"] = depth_rates(m, a.depth)
+        deep = f"  tg128@d{a.depth} {np.mean(row['tok_s_depth']):7.1f} {row['tokens_depth'][-3:]}"
     print(f"{a.label:12} tg128 {np.mean(rates):7.1f} tok/s  replay {gpu_us:7.1f} us{deep}  tokens[:6] {tokens[:6]}",
           flush=True)
     if a.out:

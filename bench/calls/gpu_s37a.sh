@@ -1,0 +1,22 @@
+# Session 37, call a: only on an H200 (else it stops at once). zinc bench of the tree (session 35's matvec forms,
+# never yet measured on an H200): pp512 + tg128, tg128 at depth 16384 and 4096; then the deep-cache attention rows on
+# this card (the wide row, 16 splits of 128 cells at 3 stages, was chosen in session 26 against 32 of 64 only):
+# kernel rows at 16,512 cells (bench/cuda_attn_stream.py --rows: splits, cells a step, stages, warps), among them 33
+# splits (264 programs: two on each of the 132 multiprocessors) and 8 warps, then tg128@16384 A/Bs of those rows.
+nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "not an H200"; exit 0; }
+export AB_TIMEOUT=${AB_TIMEOUT:-150} AB_COLS=${AB_COLS:-170}
+. bench/calls/ab_env.sh
+date
+zb s37_h200 -p 512 -n 128
+zb s37_h200_d16384 -n 128 -d 16384
+zb s37_h200_d4096 -n 128 -d 4096
+timeout 120 python3 bench/cuda_attn_stream.py --cells 16512 --out $OUT/r --rows "[(16,128,3,4),(16,128,3,8),(16,64,3,4),(33,64,3,4),(32,64,3,4),(33,128,2,4),(16,128,2,4),(16,64,4,8)]" 2>&1 | grep -v Warn | grep -v "^S \|check"
+date
+W() { echo "ATTN_SPLITS_WIDE=[(256,4,32,0),(2048,16,64),(8192,16,64),($L,$1)]"; }
+ab --label t16k --depth 16384
+ab --label w8 --depth 16384 --set "$(W 16,128,3,8)"
+ab --label s33 --depth 16384 --set "$(W 33,64,3,4)"
+ab --label s16x64 --depth 16384 --set "$(W 16,64,3,4)"
+ab --label s33b --depth 16384 --set "$(W 33,128,2,4)"
+ab --label t16k2 --depth 16384
+date
