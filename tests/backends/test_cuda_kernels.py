@@ -259,6 +259,48 @@ def test_decode_attention_q8_output(T, Hq, Hkv, D, nsplit):
     assert torch.allclose(outs[0], outs[2], rtol=1e-6, atol=1e-6)
 
 
+def _pdl_ok() -> bool:
+    from zinc.backends.cuda.ops import _triton_launches_pdl
+    return DEVICE == "cuda" and torch.cuda.get_device_capability()[0] >= 9 and _triton_launches_pdl()
+
+
+@pytest.mark.skipif(not _pdl_ok(), reason="programmatic dependent launch needs an NVIDIA GPU of compute capability "
+                    "9 or later (and a Triton with its launch option)")
+@pytest.mark.parametrize("nsplit", [3, 16])
+def test_decode_attention_pdl_same_results(nsplit):
+    """The split and combine launches as the backend's programmatic dependent launches (`ops.ATTN_PDL`: the combine
+    launched once the splits leave their loop, waiting for them before any load) and as plain launches, each behind
+    a kernel that writes the query (so a launch that read too early would see the old one): the same outputs and
+    8-bit copies, bit for bit."""
+    from zinc.backends.cuda import ops as cops
+    from zinc.backends.cuda.kernels import attention as kattn
+    from zinc.backends.cuda.kernels import mmvq
+
+    rng = np.random.default_rng(nsplit)
+    T, Hq, Hkv, D, S = 1, 8, 2, 128, 1000
+    dev = lambda a: torch.from_numpy(np.ascontiguousarray(a)).to(DEVICE)  # noqa: E731
+    k = dev(rng.standard_normal((S, Hkv, D)).astype(np.float16))
+    v = dev(rng.standard_normal((S, Hkv, D)).astype(np.float16))
+    kv_pos = dev(np.arange(S, dtype=np.int32))
+    q_pos = dev(np.full(T, S - 1, np.int32))
+    q0 = dev((2 * rng.standard_normal((T, Hq, D))).astype(np.float32))
+    scratch = (torch.empty(T * Hq * nsplit, device=DEVICE), torch.empty(T * Hq * nsplit, device=DEVICE),
+               torch.empty((T * Hq * nsplit, D), device=DEVICE))
+    got = []
+    for pdl in (((0, 0), (0, 0)), cops.ATTN_PDL):
+        q = torch.zeros_like(q0)
+        out = torch.full((T, Hq, D), float("nan"), device=DEVICE)
+        q8 = mmvq.q8_buffers(T, Hq * D, DEVICE)
+        torch.add(q0, 0.0, out=q)  # the query written by the launch right before the split
+        kattn.decode_attention(q, k, v, q_pos, kv_pos, S, 0.3, 0, 0.0, None, scratch, out, nsplit=nsplit, bs=64,
+                               exact=False, q8=q8, pdl=pdl)
+        torch.cuda.synchronize()
+        got.append([out.cpu(), *(a.cpu() for a in q8)])
+    assert torch.isfinite(got[0][0]).all()
+    for a, b in zip(*got):
+        assert torch.equal(a, b)
+
+
 def test_kv_write_and_argmax(ops, ref):
     rng = np.random.default_rng(5)
     ck, cv = ops.zeros((9, 2, 4), "f16"), ops.zeros((9, 2, 4), "f16")

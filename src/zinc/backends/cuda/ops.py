@@ -83,11 +83,15 @@ ATTN_SPLITS_WIDE = [(256, 4, 32, 0), (2048, 16, 64), (8192, 16, 64), (1 << 62, 1
 # (bench/RESULTS.md, session 24); the decode attention's kernels as such launches too lost 3.4 tok/s, so they do not
 PDL = True
 # (wait, trigger) of the decode attention's split and combine launches where PDL applies (`kattn.decode_attention`):
-# both launch plainly, the combine lets the output projection launch at its start (H100, Qwen3-8B: replay 2,318 ->
-# 2,310 us; the split launched early, with or without its trigger, 2,327-2,356 us: bench/RESULTS.md, session 25; early
-# with each split's first tile of cells loaded before its wait, 2,256 against 2,190 us: session 34; early behind a QKV
-# projection triggering at its programs' end, 2,249 against 2,190, that trigger alone 2,220: session 35)
-ATTN_PDL = ((0, 0), (0, 1))
+# the split launches plainly and lets the combine launch once its programs have left their loop (trigger 3); the
+# combine waits before any load and lets the output projection launch at its start, so both stand ready, the output
+# projection's first weights loaded, while the splits store and exit (H100, Qwen3-8B, tg128@16384 329.5-329.8 ->
+# 330.3-330.4, @4096 403.1 -> 404.1; the split's trigger at its start instead: 312.7; bench/RESULTS.md, session 37).
+# A cluster split takes the combine's trigger (`CLUSTER_TRIGGER`). Before: the combine launched plainly, triggering
+# (H100: replay 2,318 -> 2,310 us; session 25); the split launched early, with or without its trigger, 2,327-2,356
+# us (session 25); early with each split's first tile of cells loaded before its wait, 2,256 against 2,190 us
+# (session 34); early behind a QKV projection triggering at its programs' end, 2,249 against 2,190 (session 35)
+ATTN_PDL = ((0, 3), (1, 1))
 # the decode attention's splits, where there are at most this many, as one thread-block cluster that merges them in
 # place: no combine launch, the split letting the output projection launch after its loop (`kattn.decode_attention`).
 # H100, Qwen3-8B: 4 splits (caches under 256 cells) replay 2,222.7 -> 2,190.0 us, tg128 448.5 -> 455.4; clusters of
