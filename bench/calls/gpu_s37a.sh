@@ -2,7 +2,8 @@
 # never yet measured on an H200): pp512 + tg128, tg128 at depth 16384 and 4096; then the deep-cache attention rows on
 # this card (the wide row, 16 splits of 128 cells at 3 stages, was chosen in session 26 against 32 of 64 only):
 # kernel rows at 16,512 cells (bench/cuda_attn_stream.py --rows: splits, cells a step, stages, warps), among them 33
-# splits (264 programs: two on each of the 132 multiprocessors) and 8 warps, then tg128@16384 A/Bs of those rows.
+# splits (264 programs: two on each of the 132 multiprocessors) and 8 warps, then tg128@16384 A/Bs of those rows
+# and of session 37's attention launches against the ones before (ATTN_PDL).
 nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "not an H200"; exit 0; }
 export AB_TIMEOUT=${AB_TIMEOUT:-150} AB_COLS=${AB_COLS:-170}
 . bench/calls/ab_env.sh
@@ -19,4 +20,5 @@ ab --label s33 --depth 16384 --set "$(W 33,64,3,4)"
 ab --label s16x64 --depth 16384 --set "$(W 16,64,3,4)"
 ab --label s33b --depth 16384 --set "$(W 33,128,2,4)"
 ab --label t16k2 --depth 16384
+ab --label oldpdl --depth 16384 --set "ATTN_PDL=((0,0),(0,1))"
 date
