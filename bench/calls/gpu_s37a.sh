@@ -10,6 +10,7 @@ nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "not 
 export AB_TIMEOUT=${AB_TIMEOUT:-150} AB_COLS=${AB_COLS:-170}
 . bench/calls/ab_env.sh
 date
+timeout 100 python3 -m pytest -q -p no:cacheprovider tests/backends/test_cuda_kernels.py -k "pdl or q8_output" 2>&1 | tail -2
 zb s37_h200 -p 512 -n 128
 zb s37_h200_d16384 -n 128 -d 16384
 W() { echo "ATTN_SPLITS_WIDE=[(256,4,32,0),(2048,16,64),(8192,16,64),($L,$1)]"; }
