@@ -1,4 +1,4 @@
-# Session 37, call c (any card): the GPU test of the attention's PDL launches; at depth the split's trigger at the
+# Session 37, call c (ran on an H100: triggers 4 and 5 no faster, taken out of the kernel; 8 warps slower): the GPU test of the attention's PDL launches; at depth the split's trigger at the
 # start of its last step or two (ATTN_PDL (0, 4) / (0, 5): the combine and the output projection stand ready one or
 # two tiles earlier) against the tree's (0, 3), and 16 splits of 128 cells at 8 warps (offline: no spill, where 4
 # warps spill; never measured on an H100).

@@ -389,20 +389,12 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
     acc = tl.zeros([BM, DVP], tl.float32)
     if STEPS:  # a trip count fixed by the cache size, unrolled: each step's loads go straight to registers
         for j in tl.static_range(STEPS):
-            if TRIG >= 4 and (j == STEPS - (TRIG - 3) or (j == 0 and STEPS <= TRIG - 3)):
-                gdc_trigger(pid)
             m_i, l_i, acc = _attend(k, v, kd, vd, kv_pos, start + j * BS, end, hk, qh, ql, qp, m_i, l_i, acc, scale2,
                                     cap, window, HKV, D, DV, DP, DVP, BM, BS, Q8, SOFTCAP, KV16, EXACT, ONE)
     else:
         for s0 in range(start, end, BS):
-            if TRIG >= 4:  # the next launch may start at the first of the loop's last TRIG - 3 steps
-                if (s0 + (TRIG - 3) * BS >= end) & ((s0 == start) | (s0 + (TRIG - 4) * BS < end)):
-                    gdc_trigger(pid)
             m_i, l_i, acc = _attend(k, v, kd, vd, kv_pos, s0, end, hk, qh, ql, qp, m_i, l_i, acc, scale2, cap, window,
                                     HKV, D, DV, DP, DVP, BM, BS, Q8, SOFTCAP, KV16, EXACT, ONE)
-        if TRIG >= 4:
-            if start >= end:  # no step: as TRIG 3
-                gdc_trigger(pid)
     if TRIG == 3:  # the next launch may start once the loop is done (before the output or the cluster's merge)
         gdc_trigger(pid)
     if FINAL:
