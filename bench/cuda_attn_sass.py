@@ -1,0 +1,64 @@
+"""Offline (no GPU): the decode split kernel (`kattn.attn_split_kernel`) compiled for sm_90 at Qwen3-8B's shapes (one
+token, rope + norms in the prologue, f16 cells, one f16 operand each), per (cells a step, stages, warps): registers,
+stack (spills), and the SASS counts of spill stores / loads, cp.async tile copies (LDGSTS), plain global loads,
+shared loads and tensor-core MMAs.
+
+    python bench/cuda_attn_sass.py [--rows "[(64,3,4),(128,3,4),(128,3,8)]"]
+
+Session 37 (bench/RESULTS.md): 128 cells at 3 stages and 4 warps (the H200's deep row) spills (255 registers, 136-byte
+stack) and copies its tiles with 3 LDGSTS against 12 at 8 warps or at 64 cells.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import re
+import subprocess
+import tempfile
+
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+from zinc.backends.cuda.kernels import attention as kattn
+
+ARGS = ("q:*fp32 k:*fp16 v:*fp16 q_pos:*i32 kv_pos:*i32 m_out:*fp32 l_out:*fp32 o_out:*fp32 T:i32 S:i32 n_kv:i32 "
+        "scale:fp32 cap:fp32 window:i32 NSPLIT:i32 qw:*fp32 knew:*fp32 kw:*fp32 vnew:*fp32 rc:*fp32 slots:*i32 eps:fp32 "
+        "mscale:fp32 kd:*fp16 vd:*fp16 sinks:*fp32 out:*fp32 xq:*i32 xd:*fp32 xs:*fp32 HQ:i32")
+
+
+def report(bs: int, stages: int, warps: int) -> str:
+    const = dict(R=4, D=128, DV=128, DP=128, DVP=128, HKV=8, BM=16, BS=bs, SOFTCAP=False, KV16=True, EXACT=False,
+                 ROPE=True, NDIMS=128, NEOX=True, QNORM=True, KNORM=True, FROM_POS=False, ONE=True, Q8=False,
+                 FINAL=False, HAS_SINK=False, QUANT=False, PDL=0, TRIG=3, STEPS=0, CLUSTER=0, CDC=32)
+    sig = dict(a.split(":") for a in ARGS.split())
+    sig.update({n: "constexpr" for n in const})
+    k = triton.compile(ASTSource(kattn.attn_split_kernel, sig, constexprs=const), target=GPUTarget("cuda", 90, 32),
+                       options=dict(num_warps=warps, num_stages=stages))
+    bind = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+        f.write(k.asm["cubin"])
+    try:
+        sass = subprocess.run([f"{bind}/nvdisasm", "-c", f.name], capture_output=True, text=True).stdout
+        res = subprocess.run([f"{bind}/cuobjdump", "-res-usage", f.name], capture_output=True, text=True).stdout
+    finally:
+        os.unlink(f.name)
+    regs, stack = re.search(r"REG:(\d+)", res).group(1), re.search(r"STACK:(\d+)", res).group(1)
+    counts = {op: len(re.findall(rf"\s{op}[\s.]", sass)) for op in ("STL", "LDL", "LDGSTS", "LDG", "LDS", "HMMA")}
+    return f"{bs:5} {stages:6} {warps:5} {regs:>4} {stack:>5}  " + "  ".join(f"{k} {v}" for k, v in counts.items())
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", default="[(64,3,4),(64,3,8),(128,3,4),(128,3,8),(128,2,4)]",
+                    help="(cells a step, stages, warps) rows")
+    rows = ast.literal_eval(ap.parse_args().rows)
+    print(f"{'cells':>5} {'stages':>6} {'warps':>5} {'regs':>4} {'stack':>5}  SASS counts")
+    for r in rows:
+        print(report(*r), flush=True)
+
+
+if __name__ == "__main__":
+    main()
