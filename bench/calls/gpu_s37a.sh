@@ -16,12 +16,11 @@ zb s37_h200_d16384 -n 128 -d 16384
 W() { echo "ATTN_SPLITS_WIDE=[(256,4,32,0),(2048,16,64),(8192,16,64),($L,$1)]"; }
 ab --label t16k --depth 16384
 ab --label w8 --depth 16384 --set "$(W 16,128,3,8)"
-ab --label s33 --depth 16384 --set "$(W 33,64,3,4)"
+ab --label s64x4 --depth 16384 --set "$(W 16,64,4,4)"
+ab --label s16x64 --depth 16384 --set "$(W 16,64,3,4)"
 ab --label oldpdl --depth 16384 --set "ATTN_PDL=((0,0),(0,1))"
 ab --label t16k2 --depth 16384
-ab --label w8b --depth 16384 --set "$(W 16,128,3,8)"
-ab --label s16x64 --depth 16384 --set "$(W 16,64,3,4)"
-ab --label s64x4 --depth 16384 --set "$(W 16,64,4,4)"
+ab --label s33 --depth 16384 --set "$(W 33,64,3,4)"
 date
 timeout 100 python3 bench/cuda_attn_stream.py --cells 16512 --out $OUT/r --rows "[(16,128,3,4),(16,128,3,8),(16,64,3,4),(16,64,4,4),(16,64,5,4),(33,64,3,4),(16,64,3,8)]" 2>&1 | grep -v Warn | grep -v "^S \|check"
 zb s37_h200_d4096 -n 128 -d 4096
