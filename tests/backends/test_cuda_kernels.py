@@ -260,8 +260,8 @@ def test_decode_attention_q8_output(T, Hq, Hkv, D, nsplit):
 
 
 def _pdl_ok() -> bool:
-    from zinc.backends.cuda.ops import _triton_launches_pdl
-    return DEVICE == "cuda" and torch.cuda.get_device_capability()[0] >= 9 and _triton_launches_pdl()
+    from zinc.backends.cuda.ops import pdl_available
+    return torch.cuda.is_available() and pdl_available(torch.device("cuda"))
 
 
 @pytest.mark.skipif(not _pdl_ok(), reason="programmatic dependent launch needs an NVIDIA GPU of compute capability "

@@ -228,8 +228,8 @@ def test_quantized_inputs_remembered():
 
 
 def _pdl_ok() -> bool:
-    from zinc.backends.cuda.ops import _triton_launches_pdl
-    return torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 9 and _triton_launches_pdl()
+    from zinc.backends.cuda.ops import pdl_available
+    return torch.cuda.is_available() and pdl_available(torch.device("cuda"))
 
 
 @pytest.mark.skipif(not _pdl_ok(), reason="programmatic dependent launch needs an NVIDIA GPU of compute capability "

@@ -99,8 +99,11 @@ ATTN_PDL = ((0, 3), (1, 1))
 ATTN_CLUSTER = 4
 
 
-def _triton_launches_pdl() -> bool:
-    """Whether this Triton has the `launch_pdl` launch option (programmatic dependent launch; `PDL`)."""
+def pdl_available(device: torch.device) -> bool:
+    """Whether launches on `device` can be programmatic dependent launches (`PDL`): an NVIDIA GPU of compute
+    capability 9 or later, and a Triton with the `launch_pdl` launch option."""
+    if device.type != "cuda" or torch.cuda.get_device_capability(device)[0] < 9:
+        return False
     try:
         from triton.backends.nvidia.compiler import CUDAOptions
     except ImportError:
@@ -149,8 +152,7 @@ class CudaOps(BaseOps):
         self.exact = bool(exact)
         self.capturing = False
         self._wide = peak_bandwidth(self.device) >= WIDE_BANDWIDTH  # decode attention rows (attention_config)
-        self._pdl_ok = (self.device.type == "cuda" and torch.cuda.get_device_capability(self.device)[0] >= 9
-                        and _triton_launches_pdl())
+        self._pdl_ok = pdl_available(self.device)
         self._rope: dict[tuple, tuple[torch.Tensor, float]] = {}
         self._graphs: Any = None
         self._qx: list[tuple] = []  # (x, its quantization) of the last QX_KEEP quantized matmul inputs
