@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import argparse
 import ast
-import os
 import re
-import subprocess
-import tempfile
+import sys
+from pathlib import Path
 
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
+sys.path.insert(0, str(Path(__file__).parent))
 
-from zinc.backends.cuda.kernels import attention as kattn
+from cuda_mmvq_sweep import sm90_listing  # noqa: E402
+
+from zinc.backends.cuda.kernels import attention as kattn  # noqa: E402
 
 ARGS = ("q:*fp32 k:*fp16 v:*fp16 q_pos:*i32 kv_pos:*i32 m_out:*fp32 l_out:*fp32 o_out:*fp32 T:i32 S:i32 n_kv:i32 "
         "scale:fp32 cap:fp32 window:i32 NSPLIT:i32 qw:*fp32 knew:*fp32 kw:*fp32 vnew:*fp32 rc:*fp32 slots:*i32 eps:fp32 "
@@ -38,18 +37,7 @@ def report(bs: int, stages: int, warps: int) -> str:
     # what Triton's launcher specializes at run time: 16-byte aligned buffers, and the integers that are multiples
     # of 16 there (the cache's cells, the splits, the query heads)
     aligned = [i for i, (n, t) in enumerate(sig.items()) if t.startswith("*") or n in ("S", "NSPLIT", "HQ")]
-    sig.update({n: "constexpr" for n in const})
-    k = triton.compile(ASTSource(kattn.attn_split_kernel, sig, constexprs=const,
-                                 attrs={(i,): [["tt.divisibility", 16]] for i in aligned}),
-                       target=GPUTarget("cuda", 90, 32), options=dict(num_warps=warps, num_stages=stages))
-    bind = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
-    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
-        f.write(k.asm["cubin"])
-    try:
-        sass = subprocess.run([f"{bind}/nvdisasm", "-c", f.name], capture_output=True, text=True).stdout
-        res = subprocess.run([f"{bind}/cuobjdump", "-res-usage", f.name], capture_output=True, text=True).stdout
-    finally:
-        os.unlink(f.name)
+    sass, res = sm90_listing(kattn.attn_split_kernel, sig, const, aligned, warps, stages)
     regs, stack = re.search(r"REG:(\d+)", res).group(1), re.search(r"STACK:(\d+)", res).group(1)
     counts = {op: len(re.findall(rf"\s{op}[\s.]", sass)) for op in ("STL", "LDL", "LDGSTS", "LDG", "LDS", "HMMA")}
     return f"{bs:5} {stages:6} {warps:5} {regs:>4} {stack:>5}  " + "  ".join(f"{k} {v}" for k, v in counts.items())

@@ -18,15 +18,16 @@ Rows:
 from __future__ import annotations
 
 import collections
-import os
 import re
-import subprocess
-import tempfile
+import sys
+from pathlib import Path
 
 import triton
 import triton.language as tl
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from cuda_mmvq_sweep import sm90_listing  # noqa: E402
 
 COUNT = ["LDGSTS", "LDS", "STS", "LDSM", "HMMA", "I2F", "PRMT", "BAR"]
 
@@ -82,16 +83,8 @@ def v_tile(p_ptr, v, vd, out, n, NB: tl.constexpr, BM: tl.constexpr, BS: tl.cons
 
 
 def counts(fn, sig: dict, const: dict, warps: int = 4, stages: int = 3, extra: tuple = ()) -> dict:
-    sig = {**sig, **{n: "constexpr" for n in const}}
     ptrs = [j for j, t in enumerate(sig.values()) if t.startswith("*")]
-    kernel = triton.compile(ASTSource(fn, sig, constexprs=const, attrs={(j,): [["tt.divisibility", 16]] for j in ptrs}),
-                            target=GPUTarget("cuda", 90, 32), options=dict(num_warps=warps, num_stages=stages))
-    bind = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
-    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
-        f.write(kernel.asm["cubin"])
-    sass = subprocess.run([f"{bind}/nvdisasm", "-c", f.name], capture_output=True, text=True).stdout
-    res = subprocess.run([f"{bind}/cuobjdump", "-res-usage", f.name], capture_output=True, text=True).stdout
-    os.unlink(f.name)
+    sass, res = sm90_listing(fn, sig, const, ptrs, warps, stages)
     ops = [m.group(1) for line in sass.splitlines()
            for m in [re.match(r"\s+/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_.]+)", line)] if m]
     c = collections.Counter(o.split(".")[0] for o in ops)

@@ -56,14 +56,31 @@ def variants_for(qtype: int, given) -> list[tuple]:
     return BASE + (VAR2 if qtype in (Q4K, Q6K) else [])
 
 
-def sass_report(cfgs: list[tuple], shapes=((Q4K, False), (Q4K, True), (Q6K, False), (Q80, False))) -> None:
-    """Offline: registers and the loop's SASS per weight byte of `mmvq_kernel` (sm_90, K a multiple of 16)."""
+def sm90_listing(fn, sig: dict, const: dict, aligned, warps: int, stages: int) -> tuple[str, str]:
+    """Triton kernel fn compiled offline for sm_90 (sig: argument types, const: constexpr values, aligned: indices of
+    the arguments Triton's launcher would specialize as multiples of 16) -> (its SASS by nvdisasm, its resource usage
+    by cuobjdump); the other offline SASS tools (cuda_kvq8_sass.py, cuda_attn_sass.py) take it too."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    from zinc.backends.cuda.kernels import mmvq, mmvs
+    sig = {**sig, **{n: "constexpr" for n in const}}
+    k = triton.compile(ASTSource(fn, sig, constexprs=const, attrs={(i,): [["tt.divisibility", 16]] for i in aligned}),
+                       target=GPUTarget("cuda", 90, 32), options=dict(num_warps=warps, num_stages=stages))
     bind = os.path.join(os.path.dirname(triton.__file__), "backends", "nvidia", "bin")
+    with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
+        f.write(k.asm["cubin"])
+    try:
+        sass = subprocess.run([f"{bind}/nvdisasm", "-c", f.name], capture_output=True, text=True).stdout
+        res = subprocess.run([f"{bind}/cuobjdump", "-res-usage", f.name], capture_output=True, text=True).stdout
+    finally:
+        os.unlink(f.name)
+    return sass, res
+
+
+def sass_report(cfgs: list[tuple], shapes=((Q4K, False), (Q4K, True), (Q6K, False), (Q80, False))) -> None:
+    """Offline: registers and the loop's SASS per weight byte of `mmvq_kernel` (sm_90, K a multiple of 16)."""
+    from zinc.backends.cuda.kernels import mmvq, mmvs
     wt = {Q4K: ["*i32", "*i32", "*fp16", "*fp16"], Q6K: ["*i32", "*i32", "*i8", "*fp16"],
           Q80: ["*i32", "*fp16", "*fp16", "*fp16"]}
     names = ["xq", "xd", "xs", "out", "a", "b", "c", "d", "a2", "b2", "c2", "d2", "N", "K", "so"]
@@ -84,20 +101,11 @@ def sass_report(cfgs: list[tuple], shapes=((Q4K, False), (Q4K, True), (Q6K, Fals
             else:
                 fn, const = mmvq.mmvq_kernel, dict(QT=qt, BN=bn, NG=ng, KS=ks, ASM=True, EVEN=True,
                                                      ACT=0 if glu else -1)
-            sig.update({n: "constexpr" for n in const})
             try:
-                k = triton.compile(ASTSource(fn, sig, constexprs=const,
-                                             attrs={(i,): [["tt.divisibility", 16]] for i in range(15)}),
-                                   target=GPUTarget("cuda", 90, 32),
-                                   options=dict(num_warps=nw, num_stages=st[0] if st else 3))
+                sass, res = sm90_listing(fn, sig, const, range(15), nw, st[0] if st else 3)
             except Exception as e:  # noqa: BLE001
                 print(f"{qt:5} {glu:3} {cfg!s:22} failed: {repr(e)[:100]}")
                 continue
-            with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
-                f.write(k.asm["cubin"])
-            sass = subprocess.run([f"{bind}/nvdisasm", "-c", f.name], capture_output=True, text=True).stdout
-            res = subprocess.run([f"{bind}/cuobjdump", "-res-usage", f.name], capture_output=True, text=True).stdout
-            os.unlink(f.name)
             ops, labels, pend = [], {}, []
             for line in sass.splitlines():
                 m = re.match(r"\s*(\.L_x_\d+):", line)
