@@ -19,6 +19,7 @@ pytest.importorskip("triton")
 
 from zinc.backends.base import QTensor  # noqa: E402
 from zinc.backends.cuda.kernels import mmvq  # noqa: E402
+from zinc.backends.cuda.ops import pdl_available  # noqa: E402
 from zinc.backends.cuda.weights import CudaWeight  # noqa: E402
 from zinc.gguf.constants import GGMLType  # noqa: E402
 from zinc.gguf.quants import random_blocks  # noqa: E402
@@ -227,12 +228,7 @@ def test_quantized_inputs_remembered():
         assert torch.equal(got, want)
 
 
-def _pdl_ok() -> bool:
-    from zinc.backends.cuda.ops import pdl_available
-    return torch.cuda.is_available() and pdl_available(torch.device("cuda"))
-
-
-@pytest.mark.skipif(not _pdl_ok(), reason="programmatic dependent launch needs an NVIDIA GPU of compute capability "
+@pytest.mark.skipif(not pdl_available(torch.device("cuda")), reason="programmatic dependent launch needs an NVIDIA GPU of compute capability "
                     "9 or later (and a Triton with its launch option)")
 @pytest.mark.parametrize("t", [GGMLType.Q4_K, GGMLType.Q6_K], ids=lambda v: v.name)
 def test_pdl_launches_same_results(t):

@@ -102,7 +102,7 @@ ATTN_CLUSTER = 4
 def pdl_available(device: torch.device) -> bool:
     """Whether launches on `device` can be programmatic dependent launches (`PDL`): an NVIDIA GPU of compute
     capability 9 or later, and a Triton with the `launch_pdl` launch option."""
-    if device.type != "cuda" or torch.cuda.get_device_capability(device)[0] < 9:
+    if device.type != "cuda" or not torch.cuda.is_available() or torch.cuda.get_device_capability(device)[0] < 9:
         return False
     try:
         from triton.backends.nvidia.compiler import CUDAOptions
