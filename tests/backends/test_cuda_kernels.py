@@ -18,7 +18,7 @@ pytest.importorskip("triton")
 
 from zinc.backends.base import RopeParams  # noqa: E402
 from zinc.backends.cpu import CpuOps  # noqa: E402
-from zinc.backends.cuda.ops import CudaOps, pdl_available  # noqa: E402
+from zinc.backends.cuda.ops import PDL_NEEDS, CudaOps, pdl_available  # noqa: E402
 from zinc.gguf.constants import GGMLType  # noqa: E402
 from zinc.testing.compare import random_weight as weight  # noqa: E402
 from zinc.testing.compare import rel_err as rel  # noqa: E402
@@ -259,8 +259,7 @@ def test_decode_attention_q8_output(T, Hq, Hkv, D, nsplit):
     assert torch.allclose(outs[0], outs[2], rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.skipif(not pdl_available(torch.device("cuda")), reason="programmatic dependent launch needs an NVIDIA GPU of compute capability "
-                    "9 or later (and a Triton with its launch option)")
+@pytest.mark.skipif(not pdl_available(torch.device("cuda")), reason=f"programmatic dependent launch needs {PDL_NEEDS}")
 @pytest.mark.parametrize("nsplit", [3, 16])
 def test_decode_attention_pdl_same_results(nsplit):
     """The split and combine launches as the backend's programmatic dependent launches (`ops.ATTN_PDL`: the combine

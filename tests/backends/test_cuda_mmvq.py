@@ -19,7 +19,7 @@ pytest.importorskip("triton")
 
 from zinc.backends.base import QTensor  # noqa: E402
 from zinc.backends.cuda.kernels import mmvq  # noqa: E402
-from zinc.backends.cuda.ops import pdl_available  # noqa: E402
+from zinc.backends.cuda.ops import PDL_NEEDS, pdl_available  # noqa: E402
 from zinc.backends.cuda.weights import CudaWeight  # noqa: E402
 from zinc.gguf.constants import GGMLType  # noqa: E402
 from zinc.gguf.quants import random_blocks  # noqa: E402
@@ -228,8 +228,7 @@ def test_quantized_inputs_remembered():
         assert torch.equal(got, want)
 
 
-@pytest.mark.skipif(not pdl_available(torch.device("cuda")), reason="programmatic dependent launch needs an NVIDIA GPU of compute capability "
-                    "9 or later (and a Triton with its launch option)")
+@pytest.mark.skipif(not pdl_available(torch.device("cuda")), reason=f"programmatic dependent launch needs {PDL_NEEDS}")
 @pytest.mark.parametrize("t", [GGMLType.Q4_K, GGMLType.Q6_K], ids=lambda v: v.name)
 def test_pdl_launches_same_results(t):
     """The quantize and streams-matvec kernels launched as programmatic dependent launches (`ops.PDL`: waiting

@@ -99,9 +99,11 @@ ATTN_PDL = ((0, 3), (1, 1))
 ATTN_CLUSTER = 4
 
 
+PDL_NEEDS = "an NVIDIA GPU of compute capability 9 or later and a Triton with the launch_pdl launch option"
+
+
 def pdl_available(device: torch.device) -> bool:
-    """Whether launches on `device` can be programmatic dependent launches (`PDL`): an NVIDIA GPU of compute
-    capability 9 or later, and a Triton with the `launch_pdl` launch option."""
+    """Whether launches on `device` can be programmatic dependent launches (`PDL`): they need `PDL_NEEDS`."""
     if device.type != "cuda" or not torch.cuda.is_available() or torch.cuda.get_device_capability(device)[0] < 9:
         return False
     try:
