@@ -175,7 +175,8 @@ def test_generate_stream_concatenates_to_text(model):
     assert all(isinstance(c, str) and c for c in chunks)
     assert "".join(chunks) == r.text and s.text == r.text
     assert s.finish_reason == r.finish_reason == "length"
-    assert s.usage == r.usage and r.usage.completion_tokens == 16
+    assert s.usage.prompt_tokens == r.usage.prompt_tokens and r.usage.completion_tokens == 16
+    assert s.usage.cached_tokens == r.usage.prompt_tokens - 1  # the model's engine kept r's cache
     g = model.generate(model.tokenize(PROMPT_A), max_tokens=16, temperature=0)
     assert g.token_ids == model.generate(PROMPT_A, max_tokens=16, temperature=0).token_ids
 

@@ -1,6 +1,6 @@
 """The OpenAI-compatible API through the official `openai` client against a live loopback server:
-chat and completions, streaming and not, usage in the stream, stop, seeds, n, logprobs, tool calls
-forced by a grammar (streamed and not), json_schema output that parses and validates, errors."""
+chat and completions, streaming and not, usage in the stream, cached prompt tokens, stop, seeds, n, logprobs,
+tool calls forced by a grammar (streamed and not), json_schema output that parses and validates, errors."""
 
 from __future__ import annotations
 
@@ -181,6 +181,24 @@ def test_bad_requests(client, kw):
     with pytest.raises(openai.BadRequestError) as e:
         client.chat.completions.create(**args)
     assert e.value.status_code == 400 and e.value.body["message"] and e.value.body["type"] == "invalid_request_error"
+
+
+def test_prompt_cache_in_usage(client, no_eos):
+    """A follow-up turn starts from the cache of the turn before (`usage.prompt_tokens_details.cached_tokens`);
+    `cache_prompt: false` (llama.cpp's field) computes the whole prompt, with the same greedy reply."""
+    kw = dict(model="m", max_tokens=6, temperature=0, logit_bias=no_eos)
+    first = client.chat.completions.create(messages=MSG, **kw)
+    turn = MSG + [{"role": "assistant", "content": first.choices[0].message.content},
+                  {"role": "user", "content": "And again, in other words"}]
+    a = client.chat.completions.create(messages=turn, **kw)
+    assert 0 < a.usage.prompt_tokens_details.cached_tokens < a.usage.prompt_tokens
+    b = client.chat.completions.create(messages=turn, extra_body={"cache_prompt": False}, **kw)
+    assert b.usage.prompt_tokens_details.cached_tokens == 0
+    c = client.chat.completions.create(messages=turn, **kw)
+    assert c.usage.prompt_tokens_details.cached_tokens == c.usage.prompt_tokens - 1
+    assert a.choices[0].message.content == b.choices[0].message.content == c.choices[0].message.content
+    with pytest.raises(openai.BadRequestError, match="cache_prompt"):
+        client.chat.completions.create(messages=MSG, extra_body={"cache_prompt": "yes"}, **kw)
 
 
 def test_unknown_fields_ignored(client):

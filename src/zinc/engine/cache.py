@@ -167,20 +167,30 @@ class KVCache:
             ls.reset()
         self.n_past = self._pending = 0
 
-    def truncate(self, n: int) -> None:
-        """Keep the first `n` tokens only (to re-evaluate from there); ring layers need their window kept."""
+    def truncate_problem(self, n: int) -> str | None:
+        """Why `truncate(n)` cannot keep the first n tokens; None when it can."""
         if not 0 <= n <= self.n_past:
-            raise ValueError(f"cannot truncate to {n} tokens: the cache holds {self.n_past}")
-        if n == self.n_past:
-            return
+            return f"cannot truncate to {n} tokens: the cache holds {self.n_past}"
+        if n in (0, self.n_past):
+            return None
         if self.recurrent_layers:
-            if n != 0:
-                raise ZincError(f"cannot roll recurrent state back to {n} tokens: it can only be reset")
-            self.reset()
-            return
+            return f"cannot roll recurrent state back to {n} tokens: it can only be reset"
         for lk in self.kv_layers:
             if lk.size < self.n_ctx and self.n_past - lk.size > n - lk.window:
-                raise ZincError(f"cannot roll the sliding-window cache back to {n}: its keys were overwritten")
+                return f"cannot roll the sliding-window cache back to {n}: its keys were overwritten"
+        return None
+
+    def truncate(self, n: int) -> None:
+        """Keep the first `n` tokens only (to re-evaluate from there, or to reuse a prompt's prefix): any n for
+        attention caches whose ring layers still hold the window before n; 0 or all for recurrent state."""
+        problem = self.truncate_problem(n)
+        if problem is not None:
+            raise (ValueError if not 0 <= n <= self.n_past else ZincError)(problem)
+        if n == 0:
+            self.reset()
+            return
+        if n == self.n_past:
+            return
         for lk in self.kv_layers:
             p = self.ops.to_numpy(lk.pos).copy()
             p[p >= n] = -1

@@ -7,16 +7,25 @@
 
 `submit` is thread-safe and returns a `RequestHandle` at once. A request waits in the scheduler's
 queue until one of `max_running` slots is free; it then gets its own cache, big enough for its
-prompt plus `max_tokens` (at most the engine's `n_ctx`): a finished request's cache, reset, when
-one is big enough (so a GPU backend replays the step graphs it captured on it instead of capturing
-new ones each request), else a new one (`model.new_cache`, sized up to a power of two from 256
-cells, at most `n_ctx`; the spare caches are dropped first). Memory for caches is bounded by
-`max_running` caches. Each `step()` runs one `StepPlan` of the scheduler: prompt chunks
+prompt plus `max_tokens` (at most the engine's `n_ctx`): a finished request's cache when one is big
+enough (so a GPU backend replays the step graphs it captured on it instead of capturing new ones each
+request), else a new one (`model.new_cache`, sized up to a power of two from 256 cells, at most
+`n_ctx`; the spare caches are dropped first). Memory for caches is bounded by `max_running` caches;
+past that many spares the least recently finished is dropped.
+
+Prompt caching (``submit(..., cache_prompt=True)``, the default): of the spare caches, the request
+takes the one that holds the longest prefix of its prompt, cut back to it, and computes only the rest
+(a chat's next turn: only the new messages); `Usage.cached_tokens` counts what it kept. The prompt's
+last token is always computed (its logits give the first new token). Attention caches keep any
+prefix; sliding-window rings only while they still hold the window before the cut; recurrent state
+(Gated DeltaNet) only when everything it saw is a prefix of the prompt. The kept entries were computed
+in other chunks (or one token at a time), so logits can differ from a fresh computation in the last
+bits (on the GPU, by the decode kernels' rounding); ``cache_prompt=False`` computes the whole prompt. Each `step()` runs one `StepPlan` of the scheduler: prompt chunks
 (at most `n_ubatch` tokens) and one decode token per generating request, each sequence its own
 forward for now; a request that decodes greedily on the raw logits (`SamplingParams.is_plain_greedy`)
 on a backend with a device-side greedy loop (`Model.greedy_on_device`) takes up to `greedy_chunk`
 tokens a step there instead (`Model.greedy`: no logits to the host between them); tokens past a stop
-are dropped, and the cache they went into is reset before its next use. Sampling (`Sampler`), stop
+are dropped, and their entries in the cache are never reused. Sampling (`Sampler`), stop
 conditions (`StopChecker`) and the text (the tokenizer's streaming decoder: never a broken UTF-8
 character) are per request.
 
@@ -48,6 +57,7 @@ GREEDY_CHUNK = 8  # greedy tokens a step on a device-side loop (one host round t
 class Usage:
     prompt_tokens: int
     completion_tokens: int
+    cached_tokens: int = 0  # prompt tokens whose cache entries a finished request left (not computed again)
 
     @property
     def total_tokens(self) -> int:
@@ -55,7 +65,7 @@ class Usage:
 
     def to_dict(self) -> dict[str, int]:
         return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "total_tokens": self.total_tokens}
+                "total_tokens": self.total_tokens, "prompt_tokens_details": {"cached_tokens": self.cached_tokens}}
 
 
 @dataclass(frozen=True)
@@ -212,6 +222,25 @@ class RequestHandle:
         return f"RequestHandle(id={self.id}, finish_reason={self.finish_reason!r})"
 
 
+class _Spare:
+    """A finished request's cache and the tokens whose entries it holds (positions 0, 1, ...)."""
+
+    def __init__(self, cache: Any, tokens: list[int]) -> None:
+        self.cache, self.tokens = cache, tokens
+
+    def reusable(self, prompt: list[int]) -> int:
+        """How many of `prompt`'s first tokens this cache can keep (`KVCache.truncate`): their common prefix,
+        all but the prompt's last token (computed again for the logits of the first new token); recurrent
+        state only as a whole (every token it saw is a prefix of the prompt); ring layers only while they
+        still hold the window."""
+        n = 0
+        for a, b in zip(self.tokens, prompt[:-1]):
+            if a != b:
+                break
+            n += 1
+        return n if n and self.cache.truncate_problem(n) is None else 0
+
+
 class _Request:
     """Engine-side state of one request. Only the engine thread (or the pumping one) touches it."""
 
@@ -222,6 +251,8 @@ class _Request:
         self.tokens = list(prompt)  # prompt + generated: the penalties' history
         self.n_prompt = len(prompt)
         self.n_prefilled = 0
+        self.n_cached = 0  # prompt tokens found in a spare cache (`Engine._cache_for`)
+        self.cache_prompt = True
         self.cache: Any = None
         self.handle: RequestHandle | None = None
         self.text: list[str] = []
@@ -277,18 +308,20 @@ class Engine:
         self._closed = False
         self._step_lock = threading.Lock()  # one step at a time (not re-entrant: see cancel)
         self._thread: threading.Thread | None = None
-        self._spare: list[Any] = []  # finished requests' caches, reused by the next ones (at most max_running)
+        self._spare: list[_Spare] = []  # finished requests' caches, reused by the next ones (at most max_running)
         self.n_steps = 0
 
     # -- submitting -------------------------------------------------------------------------------
     def submit(self, prompt_ids: Sequence[int], params: SamplingParams | None = None, *,
                decode_special: bool = False, eog_ids: Iterable[int] | None = None,
-               on_event: Callable[[Event], None] | None = None) -> RequestHandle:
+               on_event: Callable[[Event], None] | None = None, cache_prompt: bool = True) -> RequestHandle:
         """Queue a request (thread-safe). ValueError for an empty or too long prompt, bad ids or
         params; RuntimeError after `shutdown()`. ``decode_special``: render control tokens (chat
         markers) as text; ``eog_ids``: end-of-generation tokens (default: the tokenizer's);
         ``on_event(event)``: also called with every event, from the thread that runs the step (an
-        asyncio server hands them to its loop with ``call_soon_threadsafe``)."""
+        asyncio server hands them to its loop with ``call_soon_threadsafe``); ``cache_prompt``: start
+        from the longest prefix of the prompt that a finished request's cache holds (see the module
+        docstring); False computes the whole prompt (what a fresh engine gives, bit for bit)."""
         params = params if params is not None else SamplingParams()
         if not isinstance(params, SamplingParams):
             raise TypeError(f"params must be a SamplingParams, got {type(params).__name__}")
@@ -299,6 +332,7 @@ class Engine:
         want = len(prompt) + (params.max_tokens or self.n_ctx)
         req = _Request(next(self._ids), prompt, params, sampler, checker,
                        tok.stream_decoder(special=decode_special), min(self.n_ctx, want))
+        req.cache_prompt = bool(cache_prompt)
         handle = req.handle = RequestHandle(self, req, on_event)
         with self._cv:
             if self._closed:
@@ -394,23 +428,28 @@ class Engine:
                 self.scheduler.remove(req)
                 self._finish(req, "cancelled", req.checker.finish("cancelled"))
 
-    def _cache_for(self, n_ctx: int) -> Any:
-        """The smallest spare cache of at least `n_ctx` cells, reset; else a new one (spares dropped first)."""
-        fits = [c for c in self._spare if c.n_ctx >= n_ctx]
-        if fits:
-            cache = min(fits, key=lambda c: c.n_ctx)
-            self._spare.remove(cache)
-            cache.reset()
-            return cache
-        self._spare.clear()
-        size = 256
-        while size < n_ctx:
-            size *= 2
-        return self.model.new_cache(max(n_ctx, min(size, self.n_ctx)))
+    def _cache_for(self, req: _Request) -> Any:
+        """A cache for `req`: of the spare caches of at least its `n_ctx` cells, the one holding the longest
+        prefix of its prompt (with `cache_prompt`), cut back to it, else the smallest, reset; else a new one
+        (spares dropped first). Sets how much of the prompt is already in it (`n_prefilled`, `n_cached`)."""
+        fits = [sp for sp in self._spare if sp.cache.n_ctx >= req.n_ctx]
+        if not fits:
+            self._spare.clear()
+            size = 256
+            while size < req.n_ctx:
+                size *= 2
+            return self.model.new_cache(max(req.n_ctx, min(size, self.n_ctx)))
+        prompt = req.tokens[:req.n_prompt]
+        keep, spare = max(((sp.reusable(prompt) if req.cache_prompt else 0, sp) for sp in fits),
+                          key=lambda x: (x[0], -x[1].cache.n_ctx))
+        self._spare.remove(spare)
+        spare.cache.truncate(keep)  # (0: reset)
+        req.n_prefilled = req.n_cached = keep
+        return spare.cache
 
     def _admit(self, req: _Request) -> bool:
         try:
-            req.cache = self._cache_for(req.n_ctx)
+            req.cache = self._cache_for(req)
         except Exception as e:  # noqa: BLE001 - e.g. MemoryError: fail this request, not the engine
             self._finish(req, "error", error=e)
             return False
@@ -478,8 +517,13 @@ class Engine:
         if req.finished:
             return
         req.finished = True
-        if req.cache is not None and hasattr(req.cache, "reset") and len(self._spare) < self.scheduler.max_running:
-            self._spare.append(req.cache)
+        if req.cache is not None and hasattr(req.cache, "truncate"):
+            # the tokens at positions below n_past (greedy steps past a stop wrote more: not kept); none after
+            # an error, which may leave a step half written
+            held = [] if reason == "error" else req.tokens[:min(req.cache.n_past, len(req.tokens))]
+            if len(self._spare) >= self.scheduler.max_running:
+                self._spare.pop(0)  # the least recently finished
+            self._spare.append(_Spare(req.cache, held))
         req.cache = None
         req.t_end = time.perf_counter()
         if tail:
@@ -490,7 +534,7 @@ class Engine:
         gen = req.generated
         result = GenerationResult(
             text="".join(req.text), token_ids=gen, finish_reason=reason,
-            usage=Usage(req.n_prompt, len(gen)), stats=req.stats(), logprobs=req.logprobs,
+            usage=Usage(req.n_prompt, len(gen), req.n_cached), stats=req.stats(), logprobs=req.logprobs,
             stop=req.checker.matcher.matched, error=error)
         req.handle._push(Event("done", finish_reason=reason, result=result))
 

@@ -103,7 +103,7 @@ def start(host: Any, req: GenRequest) -> tuple[list[_Choice], str]:
     choices = []
     try:
         for i, p in enumerate(params):
-            job = host.submit(ids, p, decode_special=req.kind == "chat")
+            job = host.submit(ids, p, decode_special=req.kind == "chat", cache_prompt=req.cache_prompt)
             choices.append(_Choice(i, job, make_parser() if make_parser else None))
     except ValueError as e:
         for c in choices:
@@ -159,7 +159,9 @@ def _chat_delta(c: _Choice, d: Any) -> dict:
 def _usage(choices: list[_Choice]) -> dict:
     prompt = choices[0].result.usage.prompt_tokens
     comp = sum(c.result.usage.completion_tokens for c in choices)
-    return {"prompt_tokens": prompt, "completion_tokens": comp, "total_tokens": prompt + comp}
+    cached = min(c.result.usage.cached_tokens for c in choices)
+    return {"prompt_tokens": prompt, "completion_tokens": comp, "total_tokens": prompt + comp,
+            "prompt_tokens_details": {"cached_tokens": cached}}
 
 
 def _detok(host: Any) -> Any:

@@ -49,6 +49,7 @@ class GenRequest:
     include_usage: bool
     n: int
     sampling: dict[str, Any]  # keywords for zinc.engine.generate.sampling_params
+    cache_prompt: bool = True  # start from a finished request's cache of the same prompt prefix (llama.cpp's)
     messages: list[dict] = field(default_factory=list)
     prompt: str | list[int] = ""
     tools: list[dict] | None = None
@@ -234,7 +235,7 @@ def _common(body: Any, limits: Limits) -> dict[str, Any]:
         raise _err("stream_options", "must be an object")
     include_usage = _bool(so or {}, "include_usage")
     return {"model": model, "stream": _bool(body, "stream"), "include_usage": include_usage, "n": n,
-            "sampling": _sampling(body, limits)}
+            "sampling": _sampling(body, limits), "cache_prompt": _bool(body, "cache_prompt", True)}
 
 
 def parse_chat(body: Any, limits: Limits) -> GenRequest:

@@ -76,9 +76,10 @@ class ModelHost:
         if old is not None:
             old.shutdown(timeout=30)
 
-    def submit(self, ids: list[int], params: Any, decode_special: bool = False) -> Job:
+    def submit(self, ids: list[int], params: Any, decode_special: bool = False, cache_prompt: bool = True) -> Job:
         job = Job(asyncio.get_running_loop())
-        job.handle = self.engine.submit(ids, params, decode_special=decode_special, on_event=job.push)
+        job.handle = self.engine.submit(ids, params, decode_special=decode_special, on_event=job.push,
+                                        cache_prompt=cache_prompt)
         return job
 
     # -- catalog ---------------------------------------------------------------------------------
