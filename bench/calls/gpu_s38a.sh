@@ -7,3 +7,8 @@ nvidia-smi --query-gpu=name --format=csv,noheader
 mkdir -p $OUT/r
 timeout 400 python3 -m pytest -q -p no:cacheprovider tests/backends/test_cuda_graph.py tests/engine/test_prompt_cache.py \
   2>&1 | tail -15
+# a chat's next turns on Qwen3-8B Q4_K_M (4,000-token first prompt, 16-token replies, 50 new ids a turn): the time to
+# first token from the finished turn's cache, then computing each prompt afresh
+[ -f .real/q8b.gguf ] || { mkdir -p .real; python3 -m zinc.synth qwen3-8b -o .real/q8b.gguf --ftype Q4_K_M -q; }
+for f in "" --no-prompt-cache; do timeout 120 python3 bench/cuda_engine_reuse.py .real/q8b.gguf --requests 4 --prompt 4000 \
+  --tokens 16 --chat 50 $f --out $OUT/keep 2>&1 | grep request; done
