@@ -20,7 +20,9 @@ last token is always computed (its logits give the first new token). Attention c
 prefix; sliding-window rings only while they still hold the window before the cut; recurrent state
 (Gated DeltaNet) only when everything it saw is a prefix of the prompt. The kept entries were computed
 in other chunks (or one token at a time), so logits can differ from a fresh computation in the last
-bits (on the GPU, by the decode kernels' rounding); ``cache_prompt=False`` computes the whole prompt. Each `step()` runs one `StepPlan` of the scheduler: prompt chunks
+bits (on the GPU, by the decode kernels' rounding); ``cache_prompt=False`` computes the whole prompt.
+A spare smaller than the request needs is not used (caches grow by doubling: a chat that outgrows its
+cache computes its prompt afresh once a doubling). Each `step()` runs one `StepPlan` of the scheduler: prompt chunks
 (at most `n_ubatch` tokens) and one decode token per generating request, each sequence its own
 forward for now; a request that decodes greedily on the raw logits (`SamplingParams.is_plain_greedy`)
 on a backend with a device-side greedy loop (`Model.greedy_on_device`) takes up to `greedy_chunk`
