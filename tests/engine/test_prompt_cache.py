@@ -60,6 +60,8 @@ def test_follow_up_starts_after_the_cached_conversation(model):
         b_ids = p + a.token_ids + model.tokenize(" The lantern", add_special=False)
         b = _run(eng, b_ids, 6)
         assert b.usage.cached_tokens == len(p) + 7 and b.usage.prompt_tokens == len(b_ids)
+        assert b.stats.cached_tokens == len(p) + 7 and f"({len(p) + 7} cached)" in b.stats.summary()
+        assert b.stats.prefill_tok_s == pytest.approx((len(b_ids) - len(p) - 7) / b.stats.prefill_s)
     _same_as_fresh(model, b, b_ids, 6)
 
 

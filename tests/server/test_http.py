@@ -113,7 +113,8 @@ def test_tokenize_detokenize(served):
 
 
 def test_health_and_metrics(served, client):
-    client.chat.completions.create(model="m", messages=MSG, max_tokens=2)
+    for _ in range(2):  # the second from the first's cache
+        client.chat.completions.create(model="m", messages=MSG, max_tokens=2)
     h = httpx.get(served.url + "/health").json()
     assert h["status"] == "ok" and h["model"] == "qwen3-tiny" and h["backend"] == "cpu"
     assert {"running", "queued"} <= set(h["requests"]) and h["uptime_s"] >= 0 and "memory" in h
@@ -122,6 +123,8 @@ def test_health_and_metrics(served, client):
     for name in ("zinc_time_to_first_token_seconds_bucket", "zinc_decode_tokens_per_second_count",
                  "zinc_requests_queued", "zinc_generated_tokens_total"):
         assert name in m
+    cached = [line for line in m.splitlines() if line.startswith("zinc_prompt_tokens_cached_total ")]
+    assert len(cached) == 1 and int(cached[0].split()[1]) > 0
 
 
 def test_models_routes(served):

@@ -81,10 +81,13 @@ class RequestStats:
     prefill_s: float  # first prompt chunk started → first token sampled
     decode_s: float  # first token → last token
     total_s: float  # submitted → finished
+    cached_tokens: int = 0  # prompt tokens taken from a finished request's cache (not computed)
 
     @property
     def prefill_tok_s(self) -> float | None:
-        return self.prompt_tokens / self.prefill_s if self.prefill_s > 0 and self.generated_tokens else None
+        """Prompt tokens computed a second (cached ones not counted)."""
+        n = self.prompt_tokens - self.cached_tokens
+        return n / self.prefill_s if self.prefill_s > 0 and self.generated_tokens else None
 
     @property
     def decode_tok_s(self) -> float | None:
@@ -94,13 +97,14 @@ class RequestStats:
     def to_dict(self) -> dict[str, Any]:
         return {"prompt_tokens": self.prompt_tokens, "generated_tokens": self.generated_tokens,
                 "queue_s": self.queue_s, "ttft_s": self.ttft_s, "prefill_s": self.prefill_s,
-                "decode_s": self.decode_s, "total_s": self.total_s, "prefill_tok_s": self.prefill_tok_s,
-                "decode_tok_s": self.decode_tok_s}
+                "decode_s": self.decode_s, "total_s": self.total_s, "cached_tokens": self.cached_tokens,
+                "prefill_tok_s": self.prefill_tok_s, "decode_tok_s": self.decode_tok_s}
 
     def summary(self) -> str:
         """One line: prompt and generation speed, time to first token."""
         pp, tg = self.prefill_tok_s, self.decode_tok_s
-        parts = [f"prompt {self.prompt_tokens} tok in {self.prefill_s:.2f} s"
+        cached = f" ({self.cached_tokens} cached)" if self.cached_tokens else ""
+        parts = [f"prompt {self.prompt_tokens} tok{cached} in {self.prefill_s:.2f} s"
                  + (f" ({pp:.1f} tok/s)" if pp else ""),
                  f"generated {self.generated_tokens} tok in {self.decode_s:.2f} s"
                  + (f" ({tg:.1f} tok/s)" if tg else "")]
@@ -285,7 +289,8 @@ class _Request:
             queue_s=(self.t_admit or end) - self.t_submit,
             ttft_s=(self.t_first - self.t_submit) if self.t_first else None,
             prefill_s=(first - self.t_prefill) if self.t_prefill else 0.0,
-            decode_s=(end - self.t_first) if self.t_first else 0.0, total_s=end - self.t_submit)
+            decode_s=(end - self.t_first) if self.t_first else 0.0, total_s=end - self.t_submit,
+            cached_tokens=self.n_cached)
 
 
 class Engine:

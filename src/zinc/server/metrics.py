@@ -1,6 +1,6 @@
 """Prometheus metrics for the server, in the text exposition format (no client library needed).
 
-Counters: requests by endpoint and status, prompt and generated tokens. Histograms: time to first
+Counters: requests by endpoint and status, prompt (and cached prompt) and generated tokens. Histograms: time to first
 token, decode tok/s and request duration. Gauges (read at scrape time): running and queued
 requests, uptime.
 """
@@ -46,6 +46,7 @@ class Metrics:
         self.started = time.time()
         self.requests: dict[tuple[str, int], int] = defaultdict(int)
         self.prompt_tokens = 0
+        self.cached_tokens = 0
         self.generated_tokens = 0
         self.ttft = Histogram(TTFT_BUCKETS)
         self.tps = Histogram(TPS_BUCKETS)
@@ -58,6 +59,7 @@ class Metrics:
     def generation(self, stats: Any) -> None:
         with self._lock:
             self.prompt_tokens += stats.prompt_tokens
+            self.cached_tokens += stats.cached_tokens
             self.generated_tokens += stats.generated_tokens
             if stats.ttft_s is not None:
                 self.ttft.observe(stats.ttft_s)
@@ -73,6 +75,9 @@ class Metrics:
                 lines.append(f'zinc_requests_total{{endpoint="{ep}",status="{st}"}} {n}')
             lines += ["# HELP zinc_prompt_tokens_total Prompt tokens processed.",
                       "# TYPE zinc_prompt_tokens_total counter", f"zinc_prompt_tokens_total {self.prompt_tokens}",
+                      "# HELP zinc_prompt_tokens_cached_total Prompt tokens taken from a finished request's cache.",
+                      "# TYPE zinc_prompt_tokens_cached_total counter",
+                      f"zinc_prompt_tokens_cached_total {self.cached_tokens}",
                       "# HELP zinc_generated_tokens_total Tokens generated.",
                       "# TYPE zinc_generated_tokens_total counter",
                       f"zinc_generated_tokens_total {self.generated_tokens}"]
