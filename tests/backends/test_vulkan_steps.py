@@ -2,6 +2,7 @@
 and the device greedy loop built on them (`VulkanOps.greedy_steps`, used by `Model.greedy`: each
 replayed step's argmax feeds the next step on the GPU, the ids are read once at the end).
 
+The engine's prompt caching on those steps (a cache cut back in place, prompt chunks at any position).
 As in test_vulkan.py, the GPU work runs in a child process (`python test_vulkan_steps.py <group>`,
 conftest's `vulkan_child`) that prints one JSON object: case -> metrics (or an error string); locally
 that is lavapipe.
@@ -124,6 +125,31 @@ def _greedy_case(vk, preset: str, tmp: Path) -> dict:
             "after_diff": after[0], "replays": vk._replayer.replays}
 
 
+def _prompt_cache_case(vk, preset: str, tmp: Path) -> dict:
+    """The engine's prompt caching on Vulkan (greedy chunks on the device): a first request, then the next turn
+    (its prompt, its reply, more ids) and a prompt that leaves the reply (cut back where the cache can be). Each
+    follow-up's tokens, its cached count, and how far below the NumPy backend's best logit each token's is."""
+    from zinc.api import load
+    from zinc.engine.engine import Engine
+    from zinc.engine.sampler import SamplingParams
+    from zinc.synth import write_model
+
+    path = tmp / f"pc-{preset}.gguf"
+    write_model(path, preset, ftype="Q8_0", seed=9)
+    m, ref = load(path, backend=vk, n_ctx=128, n_ubatch=16), load(path, backend="cpu", n_ctx=128, n_ubatch=16)
+    rng = np.random.default_rng(10)
+    p, tail = [int(i) for i in rng.integers(0, 500, 37)], [int(i) for i in rng.integers(0, 500, 9)]
+    out = {"p": len(p)}
+    with Engine(m, max_running=1) as eng:
+        a = eng.submit(p, SamplingParams.greedy(max_tokens=5, ignore_eos=True)).result()
+        for name, follow in (("next", p + a.token_ids + tail), ("cut", p + tail)):
+            b = eng.submit(follow, SamplingParams.greedy(max_tokens=12, ignore_eos=True)).result()
+            logits = ref.logits(follow + b.token_ids)[len(follow) - 1:-1]
+            gap = logits.max(axis=1) - logits[np.arange(len(b.token_ids)), b.token_ids]
+            out[name] = {"cached": b.usage.cached_tokens, "gap": float(gap.max())}
+    return out
+
+
 def _child(group: str) -> dict:
     """Run one group of cases on a fresh device; {"unavailable": reason} when there is none."""
     from zinc.backends import get_backend
@@ -135,11 +161,12 @@ def _child(group: str) -> dict:
         return {"unavailable": str(e)}
     results: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
-        cases = {"replay": REPLAY_CASES, "greedy": GREEDY_PRESETS}[group]
+        cases = {"replay": REPLAY_CASES, "greedy": GREEDY_PRESETS, "prompt_cache": GREEDY_PRESETS}[group]
         for name in cases:
             try:
                 results[name] = (_replay_case(name, Path(tmp)) if group == "replay"
-                                 else _greedy_case(vk, name, Path(tmp)))
+                                 else _greedy_case(vk, name, Path(tmp)) if group == "greedy"
+                                 else _prompt_cache_case(vk, name, Path(tmp)))
             except Exception:  # noqa: BLE001 - reported to the parent, which fails that case
                 results[name] = traceback.format_exc()
     return results
@@ -181,6 +208,23 @@ def test_device_greedy_loop(greedy, preset):
     assert r["n_past"][0] == r["n_past"][1], r
     assert r["after_diff"] == 0.0, r  # the next step after the loop sees the same cache
     assert r["replays"] > 2 * GREEDY_STEPS, r  # the loop replayed recorded steps (not one forward per token)
+
+
+@pytest.fixture(scope="module")
+def prompt_cache(vulkan_child) -> dict:
+    return vulkan_child(__file__, "prompt_cache", timeout=600)
+
+
+@pytest.mark.parametrize("preset", GREEDY_PRESETS)
+def test_engine_prompt_cache(prompt_cache, preset):
+    """The next turn keeps all of the first request's cache (37 + 4 tokens); the prompt that leaves the reply
+    keeps the 37 shared ones where the cache can be cut (not recurrent state, not rings of 16 + 16 - 1 cells
+    that moved 25 tokens past them); every token chosen is the NumPy backend's argmax or within 0.05 of it."""
+    r = prompt_cache[preset]
+    assert not isinstance(r, str), r
+    assert r["next"]["cached"] == r["p"] + 4, r
+    assert r["cut"]["cached"] == (r["p"] if preset == "qwen3-tiny" else 0), r
+    assert r["next"]["gap"] <= 0.05 and r["cut"]["gap"] <= 0.05, r
 
 
 if __name__ == "__main__":

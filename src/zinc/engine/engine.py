@@ -22,14 +22,15 @@ prefix; sliding-window rings only while they still hold the window before the cu
 in other chunks (or one token at a time), so logits can differ from a fresh computation in the last
 bits (on the GPU, by the decode kernels' rounding); ``cache_prompt=False`` computes the whole prompt.
 A spare smaller than the request needs is not used (caches grow by doubling: a chat that outgrows its
-cache computes its prompt afresh once a doubling). Each `step()` runs one `StepPlan` of the scheduler: prompt chunks
-(at most `n_ubatch` tokens) and one decode token per generating request, each sequence its own
-forward for now; a request that decodes greedily on the raw logits (`SamplingParams.is_plain_greedy`)
-on a backend with a device-side greedy loop (`Model.greedy_on_device`) takes up to `greedy_chunk`
-tokens a step there instead (`Model.greedy`: no logits to the host between them); tokens past a stop
-are dropped, and their entries in the cache are never reused. Sampling (`Sampler`), stop
-conditions (`StopChecker`) and the text (the tokenizer's streaming decoder: never a broken UTF-8
-character) are per request.
+cache computes its prompt afresh once a doubling).
+
+Each `step()` runs one `StepPlan` of the scheduler: prompt chunks (at most `n_ubatch` tokens) and
+one decode token per generating request, each sequence its own forward for now; a request that
+decodes greedily on the raw logits (`SamplingParams.is_plain_greedy`) on a backend with a
+device-side greedy loop (`Model.greedy_on_device`) takes up to `greedy_chunk` tokens a step there
+instead (`Model.greedy`: no logits to the host between them); tokens past a stop are dropped, and
+their entries in the cache are never reused. Sampling (`Sampler`), stop conditions (`StopChecker`)
+and the text (the tokenizer's streaming decoder: never a broken UTF-8 character) are per request.
 
 Two ways to drive it: `start()` runs the loop in a background thread (what a server wants;
 `shutdown()` stops it cleanly and cancels what is left; `submit(..., on_event=cb)` also pushes each
