@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -169,6 +170,13 @@ def test_markdown_thinking_edit_regenerate(ui_server, page, tmp_path):
     pg.click(".msg.assistant .regenerate")
     pg.wait_for_selector(".msg.assistant .stats")
     assert "6 tokens" in _text(pg, ".msg.assistant .stats") and pg.locator(".codeblock").count() == 0
+    n_prompt = ui_server.host.model.tokenize("Show me markdown", add_special=False)
+    pg.locator(".msg.assistant").hover()
+    pg.click(".msg.assistant .regenerate")  # the same prompt again: all but its last token from the cache
+    pg.wait_for_selector(".msg.assistant .stats")
+    stats = _text(pg, ".msg.assistant .stats")
+    assert "6 tokens" in stats and re.search(r"\b(\d+) prompt tokens cached", stats), stats
+    assert int(re.search(r"(\d+) prompt tokens cached", stats).group(1)) > len(n_prompt), stats
     pg.locator(".msg.user").hover()
     pg.click(".msg.user .edit")
     pg.fill(".edit-box", "Edited question")

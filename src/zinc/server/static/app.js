@@ -74,6 +74,7 @@
     if (s.completion_tokens != null) parts.push(s.completion_tokens + " tokens");
     if (s.tok_s) parts.push(s.tok_s.toFixed(1) + " tok/s");
     if (s.ttft != null) parts.push("first token " + s.ttft.toFixed(2) + " s");
+    if (s.cached) parts.push(s.cached + " prompt tokens cached");
     if (s.context != null && nCtx) parts.push("context " + s.context + "/" + nCtx + " (" + Math.round(100 * s.context / nCtx) + "%)");
     if (s.finish && s.finish !== "stop") parts.push(s.finish === "length" ? "cut at max tokens" : s.finish);
     return parts.join(" · ");
@@ -246,6 +247,7 @@
       if (usage) {
         reply.stats.completion_tokens = usage.completion_tokens;
         reply.stats.context = usage.prompt_tokens + usage.completion_tokens;
+        if (usage.prompt_tokens_details) reply.stats.cached = usage.prompt_tokens_details.cached_tokens || 0;
         if (tFirst && usage.completion_tokens > 1 && tEnd > tFirst) reply.stats.tok_s = (usage.completion_tokens - 1) / ((tEnd - tFirst) / 1000);
       }
       if (c.title === "New chat") c.title = titleOf(c);
