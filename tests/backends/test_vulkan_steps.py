@@ -126,28 +126,16 @@ def _greedy_case(vk, preset: str, tmp: Path) -> dict:
 
 
 def _prompt_cache_case(vk, preset: str, tmp: Path) -> dict:
-    """The engine's prompt caching on Vulkan (greedy chunks on the device): a first request, then the next turn
-    (its prompt, its reply, more ids) and a prompt that leaves the reply (cut back where the cache can be). Each
-    follow-up's tokens, its cached count, and how far below the NumPy backend's best logit each token's is."""
+    """The engine's prompt caching on Vulkan (greedy chunks on the device): `prompt_cache_follow_ups`, as the CUDA
+    test runs it."""
     from zinc.api import load
-    from zinc.engine.engine import Engine
-    from zinc.engine.sampler import SamplingParams
     from zinc.synth import write_model
+    from zinc.testing.compare import prompt_cache_follow_ups
 
     path = tmp / f"pc-{preset}.gguf"
     write_model(path, preset, ftype="Q8_0", seed=9)
-    m, ref = load(path, backend=vk, n_ctx=128, n_ubatch=16), load(path, backend="cpu", n_ctx=128, n_ubatch=16)
-    rng = np.random.default_rng(10)
-    p, tail = [int(i) for i in rng.integers(0, 500, 37)], [int(i) for i in rng.integers(0, 500, 9)]
-    out = {"p": len(p)}
-    with Engine(m, max_running=1) as eng:
-        a = eng.submit(p, SamplingParams.greedy(max_tokens=5, ignore_eos=True)).result()
-        for name, follow in (("next", p + a.token_ids + tail), ("cut", p + tail)):
-            b = eng.submit(follow, SamplingParams.greedy(max_tokens=12, ignore_eos=True)).result()
-            logits = ref.logits(follow + b.token_ids)[len(follow) - 1:-1]
-            gap = logits.max(axis=1) - logits[np.arange(len(b.token_ids)), b.token_ids]
-            out[name] = {"cached": b.usage.cached_tokens, "gap": float(gap.max())}
-    return out
+    return prompt_cache_follow_ups(load(path, backend=vk, n_ctx=128, n_ubatch=16),
+                                   load(path, backend="cpu", n_ctx=128, n_ubatch=16))
 
 
 def _child(group: str) -> dict:

@@ -71,3 +71,25 @@ def random_weight(t: GGMLType, shape: tuple[int, ...], seed: int, scale: float =
     """A weight of `shape` and type `t` with random blocks (finite scales), named w<seed>."""
     n = int(np.prod(shape))
     return QTensor(f"w{seed}", t, tuple(shape), random_blocks(t, n, np.random.default_rng(seed), scale=scale))
+
+
+def prompt_cache_follow_ups(model, ref) -> dict:
+    """The engine's prompt caching on `model` (a GPU backend's) against `ref` (the same file on the NumPy backend),
+    for the GPU tests: a 37-id prompt p and 5 greedy tokens, then two follow-ups of 12 greedy tokens on the same
+    engine, "next" (p, the reply, 9 more ids: all of the first cache kept, 37 + 4) and "cut" (p and those 9 ids: cut
+    back to p where the cache can be). Each follow-up's cached prompt tokens and its largest gap below `ref`'s best
+    logit at a chosen token (0 where every token is `ref`'s argmax); "p": len(p)."""
+    from zinc.engine.engine import Engine
+    from zinc.engine.sampler import SamplingParams
+
+    rng = np.random.default_rng(10)
+    p, tail = [int(i) for i in rng.integers(0, 500, 37)], [int(i) for i in rng.integers(0, 500, 9)]
+    out: dict = {"p": len(p)}
+    with Engine(model, max_running=1) as eng:
+        a = eng.submit(p, SamplingParams.greedy(max_tokens=5, ignore_eos=True)).result()
+        for name, follow in (("next", p + a.token_ids + tail), ("cut", p + tail)):
+            b = eng.submit(follow, SamplingParams.greedy(max_tokens=12, ignore_eos=True)).result()
+            logits = ref.logits(follow + b.token_ids)[len(follow) - 1:-1]
+            gap = logits.max(axis=1) - logits[np.arange(len(b.token_ids)), b.token_ids]
+            out[name] = {"cached": b.usage.cached_tokens, "gap": float(gap.max())}
+    return out
