@@ -252,14 +252,14 @@ class _Request:
     """Engine-side state of one request. Only the engine thread (or the pumping one) touches it."""
 
     def __init__(self, rid: int, prompt: list[int], params: SamplingParams, sampler: Sampler,
-                 checker: StopChecker, decoder: Any, n_ctx: int) -> None:
+                 checker: StopChecker, decoder: Any, n_ctx: int, cache_prompt: bool = True) -> None:
         self.request_id, self.params, self.sampler, self.checker = rid, params, sampler, checker
         self.decoder, self.n_ctx = decoder, n_ctx
         self.tokens = list(prompt)  # prompt + generated: the penalties' history
         self.n_prompt = len(prompt)
         self.n_prefilled = 0
         self.n_cached = 0  # prompt tokens found in a spare cache (`Engine._cache_for`)
-        self.cache_prompt = True
+        self.cache_prompt = bool(cache_prompt)
         self.cache: Any = None
         self.handle: RequestHandle | None = None
         self.text: list[str] = []
@@ -339,8 +339,7 @@ class Engine:
         checker = StopChecker(params, tok.eog_ids if eog_ids is None else eog_ids)
         want = len(prompt) + (params.max_tokens or self.n_ctx)
         req = _Request(next(self._ids), prompt, params, sampler, checker,
-                       tok.stream_decoder(special=decode_special), min(self.n_ctx, want))
-        req.cache_prompt = bool(cache_prompt)
+                       tok.stream_decoder(special=decode_special), min(self.n_ctx, want), cache_prompt)
         handle = req.handle = RequestHandle(self, req, on_event)
         with self._cv:
             if self._closed:

@@ -1,8 +1,8 @@
 """Prometheus metrics for the server, in the text exposition format (no client library needed).
 
-Counters: requests by endpoint and status, prompt (and cached prompt) and generated tokens. Histograms: time to first
-token, decode tok/s and request duration. Gauges (read at scrape time): running and queued
-requests, uptime.
+Counters: requests by endpoint and status, prompt (and cached prompt) and generated tokens.
+Histograms: time to first token, decode tok/s and request duration. Gauges (read at scrape time):
+running and queued requests, uptime.
 """
 
 from __future__ import annotations
