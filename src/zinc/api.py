@@ -23,7 +23,7 @@ import numpy as np
 
 from zinc.backends import get_backend
 from zinc.backends.base import BaseOps, Ops
-from zinc.engine.cache import KVCache
+from zinc.engine.cache import CacheGroup, KVCache
 from zinc.errors import ZincError
 from zinc.gguf import GGUFFile
 from zinc.models.base import Batch, Config, load_weights
@@ -102,6 +102,24 @@ class Model:
             elif s + len(chunk) == len(ids):
                 result[:] = self.ops.to_numpy(out)
         return result
+
+    def forward_seqs(self, items: Iterable[tuple[Iterable[int], KVCache]], argmax: bool = False) -> np.ndarray:
+        """One step over several sequences (batched decode): each (ids, cache) runs its ids after what its cache
+        holds, all in one forward (the weights read once for every row). Returns float32 logits of each
+        sequence's last token (len(items), n_vocab), or with `argmax` their greedy ids (len(items),) int32
+        (picked on the device: only those come back). Each cache at most once; at most n_ubatch rows in all."""
+        items = [(self._check_ids(ids), cache) for ids, cache in items]
+        if not items:
+            raise ValueError("forward_seqs needs at least one (ids, cache) item")
+        n = sum(len(ids) for ids, _ in items)
+        if n > self.n_ubatch:
+            raise ZincError(f"a step of {n} tokens over {len(items)} sequences exceeds n_ubatch={self.n_ubatch}")
+        group = CacheGroup(self.ops, [c for _, c in items], [len(ids) for ids, _ in items])
+        group.begin()
+        batch = Batch.make_seqs(self.ops, [(ids, c.n_past) for ids, c in items], last_only=True)
+        out = self.ops.run_step(self.arch.forward, self.config, self.weights, batch, group)
+        group.end()
+        return self.ops.to_numpy(self.ops.argmax(out) if argmax else out)
 
     @property
     def greedy_on_device(self) -> bool:

@@ -394,8 +394,8 @@ class _GreedyCounting(_Counting):
         return self.real.greedy(first, cache, n)
 
 
-def _run_all(model, chunk, jobs, n_ctx=None):
-    eng = Engine(model, max_running=4, greedy_chunk=chunk, n_ctx=n_ctx)
+def _run_all(model, chunk, jobs, n_ctx=None, batch_decode=True):
+    eng = Engine(model, max_running=4, greedy_chunk=chunk, n_ctx=n_ctx, batch_decode=batch_decode)
     try:
         hs = [eng.submit(ids, p) for ids, p in jobs]
         return [h.result() for h in hs]
@@ -406,7 +406,8 @@ def _run_all(model, chunk, jobs, n_ctx=None):
 def test_greedy_chunks_give_the_one_step_results(model):
     """Greedy requests decoded up to 8 tokens a step through `Model.greedy` end exactly as one token a step:
     max_tokens not a multiple of the chunk, a stop string inside a chunk, a full context, two at once, and a
-    penalised greedy request (not plain: one step at a time)."""
+    penalised greedy request (not plain: one step at a time); requests decoding together (one forward) end the
+    same too."""
     ia, ib = model.tokenize(PROMPT_A), model.tokenize(PROMPT_B)
     probe = _run_all(model, 1, [(ib, SamplingParams.greedy(max_tokens=30, ignore_eos=True))])[0]
     mid = len(probe.text) // 2
@@ -415,12 +416,50 @@ def test_greedy_chunks_give_the_one_step_results(model):
     jobs = [(ia, SamplingParams.greedy(max_tokens=13)), (ib, SamplingParams.greedy(max_tokens=30, stop=[stop])),
             (ib, SamplingParams.greedy(max_tokens=11, repeat_penalty=1.3))]
     counted = _GreedyCounting(model)
-    one, chunked = _run_all(model, 1, jobs), _run_all(counted, 8, jobs)
+    one = _run_all(model, 1, jobs, batch_decode=False)
+    chunked, together = _run_all(counted, 8, jobs, batch_decode=False), _run_all(model, 8, jobs)
     assert counted.greedy_calls >= 3
-    for a, b in zip(one, chunked):
+    for a, b, c in zip(one, chunked, together):
         assert (a.token_ids, a.text, a.finish_reason) == (b.token_ids, b.text, b.finish_reason)
+        assert (a.token_ids, a.text, a.finish_reason) == (c.token_ids, c.text, c.finish_reason)
     assert chunked[1].finish_reason == "stop" and chunked[1].usage.completion_tokens < 30
     full = [(ib, SamplingParams.greedy(ignore_eos=True))]
     a, b = _run_all(model, 1, full, n_ctx=len(ib) + 11)[0], _run_all(model, 8, full, n_ctx=len(ib) + 11)[0]
     assert (a.token_ids, a.finish_reason) == (b.token_ids, b.finish_reason) and a.finish_reason == "length"
     assert a.usage.completion_tokens == 12  # 11 fed after the prompt fill the context, and the last one chosen
+
+
+class _SeqsCounting(_Counting):
+    """Also counts `forward_seqs` calls and whether they asked for argmax ids."""
+
+    def __init__(self, real) -> None:
+        super().__init__(real)
+        self.seqs_calls: list[tuple[int, bool]] = []
+
+    def forward_seqs(self, items, argmax=False):
+        items = list(items)
+        self.seqs_calls.append((len(items), argmax))
+        return self.real.forward_seqs(items, argmax)
+
+
+def test_requests_decode_together(model):
+    """Three requests running at once decode in one forward a step (`Model.forward_seqs`): the tokens equal those of
+    each decoded alone, log-probabilities too; all plain greedy: argmax ids only; one needing logits: logits for all.
+    With batch_decode=False no step goes through forward_seqs."""
+    ia, ib = model.tokenize(PROMPT_A), model.tokenize(PROMPT_B)
+    plain = [(ia, SamplingParams.greedy(max_tokens=9, ignore_eos=True)),
+             (ib, SamplingParams.greedy(max_tokens=12, ignore_eos=True)), (ia[:5], SamplingParams.greedy(max_tokens=7))]
+    mixed = plain[:2] + [(ib[:6], SamplingParams.greedy(max_tokens=10, ignore_eos=True, logprobs=True))]
+    for jobs in (plain, mixed):
+        alone = _run_all(model, 1, jobs, batch_decode=False)
+        counted = _SeqsCounting(model)
+        together = _run_all(counted, 8, jobs)
+        assert counted.seqs_calls and max(n for n, _ in counted.seqs_calls) == 3
+        assert all(am == (jobs is plain) for _, am in counted.seqs_calls)
+        for a, b in zip(alone, together):
+            assert (a.token_ids, a.text, a.finish_reason) == (b.token_ids, b.text, b.finish_reason)
+        lp = [np.array([t.logprob for t in r.logprobs]) for r in (alone[2], together[2]) if jobs is mixed]
+        assert not lp or np.abs(lp[0] - lp[1]).max() < 1e-3
+    counted = _SeqsCounting(model)
+    _run_all(counted, 1, plain, batch_decode=False)
+    assert not counted.seqs_calls

@@ -136,6 +136,7 @@ class Ops(Protocol):
     def reshape(self, x: Array, shape: tuple[int, ...]) -> Array: ...
     def split(self, x: Array, sizes: Iterable[int]) -> list[Array]: ...  # along the last axis
     def slice_rows(self, x: Array, start: int, stop: int) -> Array: ...  # x[start:stop] (first axis)
+    def concat_rows(self, xs: list[Array]) -> Array: ...  # along the first axis
 
     # -- weight ops (kernel chosen by the weight's ggml type) ------------------------------------
     def embed(self, w: Weight, ids: Array) -> Array: ...  # (V, D)[ids] -> (T, D)
@@ -215,6 +216,11 @@ class Ops(Protocol):
                           kq_scale: float, window: int = 0, sinks: Array | None = None, q_norm: Array | None = None,
                           k_norm: Array | None = None, eps: float = 0.0) -> Array: ...
     # attention(rope_qk_kv_write(q, k, v, ...), cache_k, cache_v, pos, cache_pos, n_kv, kq_scale, window, sinks=sinks)
+    def rope_qk_attention_seqs(self, q: Array, k: Array, v: Array, pos: Array, p: RopeParams,
+                               freq_factors: Array | None, kv: Any, kq_scale: float, window: int = 0,
+                               sinks: Array | None = None, q_norm: Array | None = None, k_norm: Array | None = None,
+                               eps: float = 0.0) -> Array: ...  # rope_qk_attention of each sequence of a group
+    def kv_tables(self, group: Any) -> Any: ...  # a CacheGroup's cells as the backend's batched kernels find them
     def gated_delta_net(self, q: Array, k: Array, v: Array, g: Array, beta: Array, state: Array) -> Array: ...
     def delta_net_step(self, q: Array, k: Array, v: Array, alpha: Array, b: Array, dt_bias: Array, a: Array,
                        state: Array, eps: float) -> Array: ...
@@ -340,6 +346,27 @@ class BaseOps:
         q = self.rope_qk_kv_write(q, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots, q_norm, k_norm,
                                   eps)
         return self.attention(q, cache_k, cache_v, pos, cache_pos, n_kv, kq_scale, window=window, sinks=sinks)
+
+    def rope_qk_attention_seqs(self, q, k, v, pos, p, freq_factors, kv, kq_scale, window=0, sinks=None, q_norm=None,
+                               k_norm=None, eps=0.0):
+        """rope_qk_attention of several sequences' rows, each over its own cells: kv is a `GroupLayerKV` (the rows
+        of kv.parts[i] are the next kv.counts[i]); a backend may do all of them in one launch (`kv_tables`)."""
+        outs, r0 = [], 0
+        for n, c in zip(kv.counts, kv.parts):
+            rows = [self.slice_rows(x, r0, r0 + n) for x in (q, k, v, pos)]
+            outs.append(self.rope_qk_attention(*rows[:3], rows[3], p, freq_factors, c.k, c.v, c.pos, c.slots, c.n_kv,
+                                               kq_scale, window, sinks, q_norm, k_norm, eps))
+            r0 += n
+        return self.concat_rows(outs)
+
+    def kv_tables(self, group):
+        """What a backend's batched kernels read to find each sequence's cells of a `CacheGroup` (indexed by layer),
+        made at `CacheGroup.begin`; None here (the sequences are then attended one at a time)."""
+        return None
+
+    def concat_rows(self, xs):
+        """The arrays one after the other along the first axis (through the host here)."""
+        return self.from_numpy(np.concatenate([self.to_numpy(x) for x in xs]))
 
     def gated_delta_net(self, q, k, v, g, beta, state):
         """The delta rule: the chunked (parallel) form for a prompt, the recurrence for one token."""

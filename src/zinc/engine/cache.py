@@ -18,6 +18,10 @@ the last `K - 1` inputs of their causal conv (`conv`, (K-1, C)) and one state ma
 (`ssm`, (Hv, S, S)); the layer's ops update both in place. That state summarises every token seen,
 so it can only be reset, never rolled back to an earlier position. A layer whose layout entry is
 None stores nothing (Gemma 4's shared-KV layers read another layer's cache).
+
+`CacheGroup` steps several sequences' caches together (batched decode): the rows of one step belong
+to its caches in order, `layer(il)` gives the attention a `GroupLayerKV` (every sequence's cells of
+layer il, plus a backend's table of them, `Ops.kv_tables`).
 """
 
 from __future__ import annotations
@@ -196,3 +200,51 @@ class KVCache:
             p[p >= n] = -1
             lk.pos = self.ops.overwrite(lk.pos, p.astype(np.int32))
         self.n_past = self._pending = n
+
+
+class GroupLayerKV:
+    """Layer il of every cache of a `CacheGroup`: the sequences' `LayerKV`s in row order, their row counts,
+    and the backend's table of their cells (None where the backend keeps none)."""
+
+    def __init__(self, parts: list[LayerKV], counts: tuple[int, ...], table: Any) -> None:
+        self.parts, self.counts, self.table = parts, counts, table
+
+
+class CacheGroup:
+    """The caches of several sequences stepped in one forward: a step's first `counts[0]` rows continue
+    `caches[0]`, the next `counts[1]` rows `caches[1]`, and so on (each cache at most once)."""
+
+    def __init__(self, ops: Ops, caches: Sequence[KVCache], counts: Sequence[int]) -> None:
+        if len(caches) != len(counts) or not caches:
+            raise ValueError(f"a cache group needs one row count per cache, got {len(caches)} caches, "
+                             f"{len(counts)} counts")
+        if len({id(c) for c in caches}) != len(caches):
+            raise ValueError("a cache group holds each cache once")
+        self.ops, self.caches, self.counts = ops, list(caches), tuple(int(n) for n in counts)
+        self.layout = self.caches[0].layout
+        self.tables: Any = None
+
+    @property
+    def n_seqs(self) -> int:
+        return len(self.caches)
+
+    def begin(self) -> None:
+        """Prepare every cache for its next `counts[i]` tokens (`KVCache.begin`), then the backend's tables."""
+        for c, n in zip(self.caches, self.counts):
+            c.begin(np.arange(c.n_past, c.n_past + n))
+        kv_tables = getattr(self.ops, "kv_tables", None)
+        self.tables = kv_tables(self) if kv_tables is not None else None
+
+    def end(self) -> None:
+        for c in self.caches:
+            c.end()
+
+    def layer(self, il: int) -> Any:
+        """Layer il: a `GroupLayerKV` for attention layers (recurrent layers: `state(il, i)` per sequence)."""
+        parts = [c.layer(il) for c in self.caches]
+        table = None if self.tables is None else self.tables[il]
+        return GroupLayerKV(parts, self.counts, table)
+
+    def state(self, il: int, i: int) -> Any:
+        """Sequence i's `LayerState` of recurrent layer il."""
+        return self.caches[i].layer(il)

@@ -24,9 +24,11 @@ bits (on the GPU, by the decode kernels' rounding); ``cache_prompt=False`` compu
 A spare smaller than the request needs is not used (caches grow by doubling: a chat that outgrows its
 cache computes its prompt afresh once a doubling).
 
-Each `step()` runs one `StepPlan` of the scheduler: prompt chunks (at most `n_ubatch` tokens) and
-one decode token per generating request, each sequence its own forward for now; a request that
-decodes greedily on the raw logits (`SamplingParams.is_plain_greedy`) on a backend with a
+Each `step()` runs one `StepPlan` of the scheduler: prompt chunks (at most `n_ubatch` tokens, each its own
+forward) and one decode token per generating request. Two or more generating requests decode together in
+one forward (`Model.forward_seqs`: every weight read once for all of them; with `batch_decode=False` each
+its own); when all of them decode greedily on the raw logits only their argmax ids come back. A request
+decoding alone greedily on the raw logits (`SamplingParams.is_plain_greedy`) on a backend with a
 device-side greedy loop (`Model.greedy_on_device`) takes up to `greedy_chunk` tokens a step there
 instead (`Model.greedy`: no logits to the host between them); tokens past a stop are dropped, and
 their entries in the cache are never reused. Sampling (`Sampler`), stop conditions (`StopChecker`)
@@ -299,8 +301,9 @@ class Engine:
 
     def __init__(self, model: Any, *, max_running: int = 4, n_ctx: int | None = None,
                  step_tokens: int | None = None, log: Callable[[str], None] | None = None,
-                 greedy_chunk: int | None = None) -> None:
+                 greedy_chunk: int | None = None, batch_decode: bool = True) -> None:
         self.model = model
+        self.batch_decode = bool(batch_decode) and hasattr(model, "forward_seqs")
         if greedy_chunk is None:
             greedy_chunk = GREEDY_CHUNK if getattr(model, "greedy_on_device", False) else 1
         self.greedy_chunk = max(1, int(greedy_chunk))
@@ -464,15 +467,41 @@ class Engine:
         return True
 
     def _run(self, plan: StepPlan) -> None:
+        together = [it.request for it in plan.items if not it.prefill and not it.request.finished]
+        if not self.batch_decode or len(together) < 2:
+            together = []
+        for i in range(0, len(together), self.n_ubatch):
+            self._decode_together(together[i:i + self.n_ubatch])
         for item in plan.items:
             req = item.request
-            if req.finished:
+            if req.finished or (together and not item.prefill):
                 continue
             try:
                 self._advance(req, item)
             except Exception as e:  # noqa: BLE001 - one request's failure must not stop the others
-                self.scheduler.remove(req)
-                self._finish(req, "error", error=e)
+                self._fail(req, e)
+
+    def _fail(self, req: _Request, e: BaseException) -> None:
+        self.scheduler.remove(req)
+        self._finish(req, "error", error=e)
+
+    def _decode_together(self, reqs: list[_Request]) -> None:
+        """One decode token for each of several requests in one forward, then each one's sampling."""
+        greedy = all(r.params.is_plain_greedy for r in reqs)
+        try:
+            out = self.model.forward_seqs([(r.tokens[-1:], r.cache) for r in reqs], argmax=greedy)
+        except Exception as e:  # noqa: BLE001 - the step failed for all of them
+            for r in reqs:
+                self._fail(r, e)
+            return
+        for r, row in zip(reqs, out):
+            try:
+                if greedy:
+                    self._emit(r, int(row), None)
+                else:
+                    self._sample(r, row)
+            except Exception as e:  # noqa: BLE001 - one request's failure must not stop the others
+                self._fail(r, e)
 
     def _advance(self, req: _Request, item: WorkItem) -> None:
         if item.prefill:

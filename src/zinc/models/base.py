@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -360,12 +360,17 @@ def _resolve_specs(gguf: Any, specs: list[TensorSpec]) -> Iterable[TensorSpec]:
 
 @dataclass
 class Batch:
-    """One step's tokens on the backend: ids and absolute positions (T,), plus host copies."""
+    """One step's tokens on the backend: ids and absolute positions (T,), plus host copies.
+
+    `seqs` empty: the rows are one sequence's consecutive tokens (its cache: a `KVCache`). Otherwise the
+    rows of several sequences, `seqs[i]` rows each in order (the cache: a `CacheGroup` of theirs); with
+    `last_only` the logits are then each sequence's last row's (len(seqs), n_vocab)."""
 
     tokens: Any
     pos: Any
     pos_host: np.ndarray
-    last_only: bool = False  # compute logits for the last token only
+    last_only: bool = False  # compute logits for the last token only (of each sequence)
+    seqs: tuple[int, ...] = ()
 
     @property
     def n(self) -> int:
@@ -376,3 +381,17 @@ class Batch:
         ids_np = np.asarray(list(ids), np.int32)
         pos = np.arange(start, start + len(ids_np), dtype=np.int32)
         return cls(ops.from_numpy(ids_np), ops.from_numpy(pos), pos, last_only)
+
+    @classmethod
+    def make_seqs(cls, ops: Ops, items: Sequence[tuple[Sequence[int], int]], last_only: bool = True) -> "Batch":
+        """Rows of several sequences: for each (ids, start), its ids at positions start, start + 1, ..."""
+        ids_np = np.asarray([t for ids, _ in items for t in ids], np.int32)
+        pos = np.concatenate([np.arange(start, start + len(ids), dtype=np.int32) for ids, start in items])
+        return cls(ops.from_numpy(ids_np), ops.from_numpy(pos), pos, last_only, tuple(len(ids) for ids, _ in items))
+
+    def row_ranges(self) -> list[tuple[int, int]]:
+        """(first row, end row) of each sequence (one range for a single-sequence batch)."""
+        if not self.seqs:
+            return [(0, self.n)]
+        ends = np.cumsum(self.seqs).tolist()
+        return [(e - n, e) for n, e in zip(self.seqs, ends)]

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from zinc.backends.base import Ops, QTensor
-from zinc.engine.cache import KVCache, LayerCacheSpec, RecurrentCacheSpec
+from zinc.engine.cache import LayerCacheSpec, RecurrentCacheSpec
 from zinc.models.base import Batch, Config, LayerWeights, TensorSpec, Weights, layer_prefix
 
 
@@ -79,11 +79,13 @@ def qkv_projections(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, T: int,
     return q, ops.reshape(k, (T, Hkv, Dh)), ops.reshape(v, (T, Hkv, Dv))
 
 
-def self_attention(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, batch: Batch, cache: KVCache,
+def self_attention(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, batch: Batch, cache: Any,
                    rope_freqs: Any = None) -> Any:
     """Projections, q/k (and V) norms, rope, KV-cache write, attention, output gate and projection.
 
-    A shared-KV layer (cfg.kv_layer(il) != il) computes only Q and reads the other layer's cache.
+    A shared-KV layer (cfg.kv_layer(il) != il) computes only Q and reads the other layer's cache. A batch of
+    several sequences (`batch.seqs`, cache a `CacheGroup`) shares every op but the cache's: each sequence's rows
+    attend to its own cells (`Ops.rope_qk_attention_seqs`, or the ops below a sequence at a time).
     """
     T, il = batch.n, lw.il
     src = cfg.kv_layer(il)
@@ -92,48 +94,79 @@ def self_attention(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, batch: Batch
     gate = None
     if cfg.attn_gate:
         q, gate = ops.split(q, (Dh, Dh))
-    rp = cfg.rope_for(il)
-    qn = lw["attn_q_norm"] if cfg.qk_norm else None
-    kv = cache.layer(src)
-    kn = lw["attn_k_norm"] if cfg.qk_norm and k is not None else None
     if k is not None and cfg.v_norm:
         v = ops.rms_norm(v, None, cfg.norm_eps)
-    if k is not None and cfg.q_scale == 1.0:  # Q's rope, K's rope + cache write and the attention: one op
-        a = ops.rope_qk_attention(q, k, v, batch.pos, rp, rope_freqs, kv.k, kv.v, kv.pos, kv.slots, kv.n_kv,
-                                  cfg.kq_scale, window=cfg.window(il), sinks=lw.get("attn_sinks"), q_norm=qn,
-                                  k_norm=kn, eps=cfg.norm_eps)
+    kv = cache.layer(src)
+    if not batch.seqs:
+        a = _attend(ops, cfg, lw, q, k, v, batch.pos, kv, rope_freqs)
+    elif k is not None and cfg.q_scale == 1.0:
+        a = ops.rope_qk_attention_seqs(q, k, v, batch.pos, cfg.rope_for(il), rope_freqs, kv, cfg.kq_scale,
+                                       window=cfg.window(il), sinks=lw.get("attn_sinks"), **_qk_norms(cfg, lw, k))
     else:
-        if k is not None:  # Q's rope and K's rope + cache write: one op
-            q = ops.rope_qk_kv_write(q, k, v, batch.pos, rp, rope_freqs, kv.k, kv.v, kv.pos, kv.slots, q_norm=qn,
-                                     k_norm=kn, eps=cfg.norm_eps)
-        elif qn is not None:
-            q = ops.norm_rope(q, qn, cfg.norm_eps, batch.pos, rp, rope_freqs)
-        else:
-            q = ops.rope(q, batch.pos, rp, rope_freqs)
-        if cfg.q_scale != 1.0:
-            q = ops.scale(q, cfg.q_scale)
-        a = ops.attention(q, kv.k, kv.v, batch.pos, kv.pos, kv.n_kv, cfg.kq_scale, window=cfg.window(il),
-                          sinks=lw.get("attn_sinks"))
+        parts = []
+        for (r0, r1), part in zip(batch.row_ranges(), kv.parts):
+            rows = [None if x is None else ops.slice_rows(x, r0, r1) for x in (q, k, v, batch.pos)]
+            parts.append(_attend(ops, cfg, lw, *rows, part, rope_freqs))
+        a = ops.concat_rows(parts)
     a = ops.reshape(a, (T, cfg.n_head * Dv))
     if gate is not None:
         a = ops.mul(a, ops.unary(ops.reshape(gate, (T, cfg.n_head * Dh)), "sigmoid"))
     return _linear(ops, a, lw, "attn_output")
 
 
-def gated_delta_net(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, batch: Batch, cache: KVCache) -> Any:
-    """The Gated DeltaNet mixer (spec arch-qwen35.md §3.2) of one step; its state lives in the cache."""
-    T, state = batch.n, cache.layer(lw.il)
+def _qk_norms(cfg: Config, lw: LayerWeights, k: Any) -> dict[str, Any]:
+    """The per-head q / k norm weights and eps of the rope ops (None: no norm)."""
+    return dict(q_norm=lw["attn_q_norm"] if cfg.qk_norm else None,
+                k_norm=lw["attn_k_norm"] if cfg.qk_norm and k is not None else None, eps=cfg.norm_eps)
+
+
+def _attend(ops: Ops, cfg: Config, lw: LayerWeights, q: Any, k: Any, v: Any, pos: Any, kv: Any,
+            rope_freqs: Any) -> Any:
+    """One sequence's rows: rope (with the q / k norms), K/V write into its cache layer `kv` (unless k is None:
+    a shared-KV layer), attention; (T, Hq, Dv)."""
+    il = lw.il
+    rp = cfg.rope_for(il)
+    nm = _qk_norms(cfg, lw, k)
+    if k is not None and cfg.q_scale == 1.0:  # Q's rope, K's rope + cache write and the attention: one op
+        return ops.rope_qk_attention(q, k, v, pos, rp, rope_freqs, kv.k, kv.v, kv.pos, kv.slots, kv.n_kv,
+                                     cfg.kq_scale, window=cfg.window(il), sinks=lw.get("attn_sinks"), **nm)
+    if k is not None:  # Q's rope and K's rope + cache write: one op
+        q = ops.rope_qk_kv_write(q, k, v, pos, rp, rope_freqs, kv.k, kv.v, kv.pos, kv.slots, **nm)
+    elif nm["q_norm"] is not None:
+        q = ops.norm_rope(q, nm["q_norm"], cfg.norm_eps, pos, rp, rope_freqs)
+    else:
+        q = ops.rope(q, pos, rp, rope_freqs)
+    if cfg.q_scale != 1.0:
+        q = ops.scale(q, cfg.q_scale)
+    return ops.attention(q, kv.k, kv.v, pos, kv.pos, kv.n_kv, cfg.kq_scale, window=cfg.window(il),
+                         sinks=lw.get("attn_sinks"))
+
+
+def gated_delta_net(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, batch: Batch, cache: Any) -> Any:
+    """The Gated DeltaNet mixer (spec arch-qwen35.md §3.2) of one step; its state lives in the cache (a
+    `CacheGroup`'s sequences: the conv and the delta rule run a sequence at a time on its own state)."""
+    T = batch.n
     S, Hk, Hv = cfg.ssm_state, cfg.ssm_k_heads, cfg.ssm_v_heads
     # mixed (T, 2*Hk*S + Hv*S), z (T, Hv*S), b (T, Hv): beta = sigmoid(b),
     # alpha (T, Hv): log decay g = softplus(alpha + dt_bias) * ssm_a <= 0
     mixed, z, b, alpha = projections(ops, lw, h, ("attn_qkv", "attn_gate", "ssm_beta", "ssm_alpha"))
+    if not batch.seqs:
+        o = _delta_rule(ops, cfg, lw, mixed, alpha, b, cache.layer(lw.il))
+    else:
+        o = ops.concat_rows([_delta_rule(ops, cfg, lw, *(ops.slice_rows(x, r0, r1) for x in (mixed, alpha, b)),
+                                         cache.state(lw.il, i)) for i, (r0, r1) in enumerate(batch.row_ranges())])
+    o = ops.rms_norm_gated(o, lw["ssm_norm"], cfg.norm_eps, ops.reshape(z, (T, Hv, S)), "silu")
+    return ops.matmul(ops.reshape(o, (T, Hv * S)), lw["ssm_out"])
+
+
+def _delta_rule(ops: Ops, cfg: Config, lw: LayerWeights, mixed: Any, alpha: Any, b: Any, state: Any) -> Any:
+    """One sequence's causal conv and delta rule on its `LayerState`: (T, Hv, S)."""
+    T, S, Hk, Hv = mixed.shape[0], cfg.ssm_state, cfg.ssm_k_heads, cfg.ssm_v_heads
     conv = ops.conv1d_causal_act(mixed, state.conv, lw["ssm_conv1d"], "silu")
     q, k, v = ops.split(conv, (Hk * S, Hk * S, Hv * S))
     q, k = (ops.reshape(x, (T, Hk, S)) for x in (q, k))  # L2-normalized by delta_net_step
-    o = ops.delta_net_step(q, k, ops.reshape(v, (T, Hv, S)), alpha, b, lw.get("ssm_dt", "bias"), lw.raw("ssm_a"),
-                           state.ssm, cfg.norm_eps)  # (T, Hv, S)
-    o = ops.rms_norm_gated(o, lw["ssm_norm"], cfg.norm_eps, ops.reshape(z, (T, Hv, S)), "silu")
-    return ops.matmul(ops.reshape(o, (T, Hv * S)), lw["ssm_out"])
+    return ops.delta_net_step(q, k, ops.reshape(v, (T, Hv, S)), alpha, b, lw.get("ssm_dt", "bias"), lw.raw("ssm_a"),
+                              state.ssm, cfg.norm_eps)
 
 
 def glu_ffn(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, suffix: str = "") -> Any:
@@ -196,8 +229,10 @@ def residual_norm(ops: Ops, cfg: Config, w: Weights, il: int, f: Any, x: Any) ->
 
 def lm_head(ops: Ops, cfg: Config, w: Weights, x: Any, batch: Batch, normed: bool = False) -> Any:
     """Final norm (unless x is already normed), output projection (tied or not) and the optional final softcap."""
-    if batch.last_only and batch.n > 1:
+    if batch.last_only and not batch.seqs and batch.n > 1:
         x = ops.slice_rows(x, batch.n - 1, batch.n)
+    elif batch.last_only and batch.n > len(batch.seqs):  # each sequence's last row
+        x = ops.concat_rows([ops.slice_rows(x, r1 - 1, r1) for _, r1 in batch.row_ranges()])
     if not normed:
         x = ops.rms_norm(x, w["output_norm.weight"], cfg.norm_eps)
     logits = ops.matmul(x, w["output.weight"])

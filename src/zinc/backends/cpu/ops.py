@@ -129,6 +129,9 @@ class CpuOps(BaseOps):
     def slice_rows(self, x: np.ndarray, start: int, stop: int) -> np.ndarray:
         return x[start:stop]
 
+    def concat_rows(self, xs: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(xs)
+
     # -- weight ops ----------------------------------------------------------------------------------
     def embed(self, w: CpuWeight, ids: np.ndarray) -> np.ndarray:
         full = w._f32

@@ -199,6 +199,9 @@ class CudaOps(BaseOps):
     def slice_rows(self, x: torch.Tensor, start: int, stop: int) -> torch.Tensor:
         return x[start:stop]
 
+    def concat_rows(self, xs: list[torch.Tensor]) -> torch.Tensor:
+        return torch.cat(xs)
+
     # -- weight ops ----------------------------------------------------------------------------------
     def embed(self, w: CudaWeight, ids: torch.Tensor) -> torch.Tensor:
         flat = ids.reshape(-1)

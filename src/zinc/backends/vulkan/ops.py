@@ -300,6 +300,14 @@ class VulkanOps(MatvecOps, BaseOps):
         self.dev.copy(x.buf, 4 * start * row, y.buf, 0, y.nbytes)
         return y
 
+    def concat_rows(self, xs: list[VkArray]) -> VkArray:
+        y = self._new((sum(x.shape[0] for x in xs), *xs[0].shape[1:]), xs[0].dtype)
+        off = 0
+        for x in xs:
+            self.dev.copy(x.buf, 0, y.buf, off, x.nbytes)
+            off += x.nbytes
+        return y
+
     # -- weight ops ----------------------------------------------------------------------------------------
     def _concat_cols(self, parts: list[VkArray]) -> VkArray:
         """The arrays side by side along the last axis (rows of equal count)."""
