@@ -208,3 +208,27 @@ def test_bench_reports_bandwidth(tiny):
         assert table[0].rstrip(" |").endswith("GB/s") and table[3].rstrip(" |").endswith(f"{tg['GB_s']:.1f}")
     finally:
         m.close()
+
+
+def test_parallel_decode_test(tiny, tmp_path):
+    """`--parallel B`: tg N decoded in B sequences at once after their prompts; checked against each alone first;
+    a wrong batched step is refused; the CLI's JSON carries the test."""
+    m = load(tiny, n_ctx=64)
+    try:
+        res = run_bench(m, n_prompt=[], n_gen=[3], repetitions=2, warmup=False, parallel=[1, 5], parallel_prompt=6)
+        par = [t for t in res["tests"] if "n_seqs" in t]
+        assert [t["name"] for t in par] == ["tg3x1", "tg3x5"] and [t["n_seqs"] for t in par] == [1, 5]
+        assert all(t["tok_s"] > 0 and len(t["samples_s"]) == 2 and t["depth"] == 6 for t in par)
+        assert res["verify"]["seqs"]["max_rel_err"] < 1e-3 and res["verify"]["seqs"]["argmax_agreement"] == 1.0
+        with pytest.raises(BenchError, match="context"):
+            run_bench(m, n_prompt=[], n_gen=[8], parallel=[2], parallel_prompt=60)
+        real = m.forward_seqs
+        m.forward_seqs = lambda items, argmax=False: real(items, argmax)[::-1]  # sequences mixed up
+        with pytest.raises(BenchError, match="together"):
+            run_bench(m, n_prompt=[], n_gen=[2], repetitions=1, warmup=False, parallel=[2], parallel_prompt=6)
+    finally:
+        m.close()
+    r = zinc("bench", "-m", str(tiny), "-p", "0", "-n", "2", "--parallel", "3", "--parallel-prompt", "5", "-r", "1",
+             "--json", home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert [t["name"] for t in json.loads(r.stdout)["tests"]] == ["tg2", "tg2x3"]

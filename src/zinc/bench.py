@@ -12,7 +12,11 @@ Then, per test and repetition (after two untimed warm-up runs per test: compilat
 backend captures a prompt-chunk graph when a chunk length comes again):
 * ``pp{P}`` — P random tokens prefilled into an empty cache (in `n_ubatch` chunks): P / seconds;
 * ``tg{N}`` — N tokens decoded one at a time, each the argmax of the previous step: N / seconds;
-* with a depth D the cache first holds D random tokens (untimed) and the names get ``@d{D}``.
+* with a depth D the cache first holds D random tokens (untimed) and the names get ``@d{D}``;
+* ``tg{N}x{B}`` (``parallel``) — B sequences, each after its own prompt of ``parallel_prompt`` random
+  tokens (untimed), decode N tokens together, one `Model.forward_seqs` step a token for all of them:
+  B N / seconds, every sequence's tokens counted (llama-batched-bench's generation speed); checked first by
+  `verify_seqs`.
 Results are the mean and sample standard deviation of the repetitions' tok/s, as llama-bench
 reports them; a tg test also gets the bytes a step reads (`decode_bytes`) and so the memory
 bandwidth it reached (GB/s). Progress goes to the `log` callback (stderr in the CLI).
@@ -128,6 +132,30 @@ def verify(model: Any, n_tokens: int = VERIFY_TOKENS, seed: int = 0) -> dict[str
     return res
 
 
+def verify_seqs(model: Any, n_steps: int = 4, seed: int = 0) -> dict[str, Any]:
+    """Three sequences of different lengths decoding together (`Model.forward_seqs`) against each decoding alone,
+    with the tolerances of `verify`; BenchError on a mismatch."""
+    rng = np.random.default_rng(seed)
+    prompts = [_rand_tokens(rng, model.n_vocab, n) for n in (3, 9, 17)]
+    alone, together = ([model.new_cache(len(p) + n_steps) for p in prompts] for _ in range(2))
+    for p, a, b in zip(prompts, alone, together):
+        model.forward(p[:-1], a)
+        model.forward(p[:-1], b)
+    last, want, got = [p[-1] for p in prompts], [], []
+    for _ in range(n_steps):
+        want.append(np.stack([model.forward([t], c, last_only=True)[-1] for t, c in zip(last, alone)]))
+        got.append(np.asarray(model.forward_seqs([([t], c) for t, c in zip(last, together)]), np.float64))
+        last = [int(t) for t in np.argmax(want[-1], -1)]
+    ref, step = np.concatenate(want).astype(np.float64), np.concatenate(got)
+    err = float(np.max(np.abs(step - ref))) / (float(np.max(np.abs(ref))) or 1.0)
+    kl = mean_kl(ref, step) if np.all(np.isfinite(step)) else float("inf")
+    if not (err <= VERIFY_RTOL and kl <= VERIFY_KL):
+        raise BenchError(f"{model.path.name}: sequences decoding together differ from each decoding alone (max "
+                         f"relative error {err:.3g}, limit {VERIFY_RTOL}; mean KL {kl:.3g}, limit {VERIFY_KL})")
+    return {"sequences": len(prompts), "steps": n_steps, "max_rel_err": err, "mean_kl": kl,
+            "argmax_agreement": float(np.mean(np.argmax(step, -1) == np.argmax(ref, -1)))}
+
+
 def _verify_exact(model: Any, n_tokens: int, seed: int, default: dict[str, Any]) -> dict[str, Any]:
     """The check again on the backend's f32 activations (eager), both results kept. Top-k expert
     routing is a step function: the ~1% noise of 8-bit decode activations picks another expert
@@ -202,17 +230,44 @@ def _one_test(model: Any, kind: str, n: int, depth: int, reps: int, warmup: bool
     return res
 
 
+def _parallel_test(model: Any, n_seqs: int, n_prompt: int, n: int, reps: int, warmup: bool,
+                   rng: np.random.Generator, log: Callable[[str], None]) -> dict[str, Any]:
+    name = f"tg{n}x{n_seqs}"
+    log(f"{name}: filling {n_seqs} caches with {n_prompt} prompt tokens each")
+    seqs = [_Depth(model, n_prompt, n, rng) for _ in range(n_seqs)]
+    first = _rand_tokens(rng, model.n_vocab, n_seqs)
+    times = []
+    for r in range(-WARMUP_RUNS if warmup else 0, reps):
+        caches = [d.rewind() for d in seqs]
+        toks = first
+        t0 = time.perf_counter()
+        for _ in range(n):
+            toks = model.forward_seqs([([t], c) for t, c in zip(toks, caches)], argmax=True).tolist()
+        dt = time.perf_counter() - t0
+        if r >= 0:
+            times.append(dt)
+            log(f"{name}: run {r + 1}/{reps}: {n_seqs * n / dt:.2f} tok/s")
+    rates = [n_seqs * n / t for t in times]
+    sd = statistics.stdev(rates) if len(rates) > 1 else 0.0
+    return {"name": name, "n_prompt": 0, "n_gen": n, "n_seqs": n_seqs, "depth": n_prompt,
+            "tok_s": statistics.fmean(rates), "tok_s_sd": sd, "samples_s": times}
+
+
 def run_bench(model: Any, *, n_prompt: Iterable[int] = (512,), n_gen: Iterable[int] = (128,),
               depths: Iterable[int] = (0,), repetitions: int = 3, warmup: bool = True,
               device: str | None = None, quant: str | None = None, seed: int = 0,
+              parallel: Iterable[int] = (), parallel_prompt: int = 128,
               log: Callable[[str], None] = lambda msg: None) -> dict[str, Any]:
-    """Verify, then time every pp/tg test at every depth; the result as a JSON-ready dict."""
+    """Verify, then time every pp/tg test at every depth and every parallel tg test; a JSON-ready dict."""
     n_prompt = [int(p) for p in n_prompt if int(p) > 0]
     n_gen = [int(n) for n in n_gen if int(n) > 0]
     depths = [int(d) for d in depths]
+    parallel = [int(b) for b in parallel if int(b) > 0]
     if repetitions < 1 or any(d < 0 for d in depths) or not (n_prompt or n_gen):
         raise BenchError("need repetitions >= 1, depths >= 0 and at least one pp or tg test")
-    longest = max(depths) + max(n_prompt + n_gen)
+    if parallel and (not n_gen or parallel_prompt < 1):
+        raise BenchError("parallel tests need a tg size and a parallel prompt of at least 1 token")
+    longest = max(depths + [parallel_prompt if parallel else 0]) + max(n_prompt + n_gen)
     if longest > model.n_ctx:
         raise BenchError(f"depth + test length {longest} exceeds the model's context {model.n_ctx}; "
                          f"load it with a larger n_ctx")
@@ -223,6 +278,11 @@ def run_bench(model: Any, *, n_prompt: Iterable[int] = (512,), n_gen: Iterable[i
     rng = np.random.default_rng(seed)
     tests = [_one_test(model, kind, n, d, repetitions, warmup, rng, log)
              for d in depths for kind, sizes in (("pp", n_prompt), ("tg", n_gen)) for n in sizes]
+    if parallel:
+        check["seqs"] = verify_seqs(model)
+        log(f"verified sequences decoding together: max relative error {check['seqs']['max_rel_err']:.2e}")
+        tests += [_parallel_test(model, b, parallel_prompt, n, repetitions, warmup, rng, log)
+                  for b in parallel for n in n_gen]
     return {
         "model": Path(model.path).name, "preset": synth_preset(model.metadata),
         "quant": quant or quant_name(model), "arch": model.config.arch, "backend": model.ops.name,

@@ -321,11 +321,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from zinc.bench import format_table, run_bench
 
     opts = runtime_options(args)
-    need = max(args.depth) + max(args.n_prompt + args.n_gen)
+    need = max(args.depth + ([args.parallel_prompt] if args.parallel else [])) + max(args.n_prompt + args.n_gen)
     model = load_model(args, opts, min_ctx=need)
     ftype = model.metadata.get("general.file_type")
     res = run_bench(model, n_prompt=args.n_prompt, n_gen=args.n_gen, depths=args.depth,
-                    repetitions=args.repetitions, device=model.ops.device_name,
+                    repetitions=args.repetitions, device=model.ops.device_name, parallel=args.parallel,
+                    parallel_prompt=args.parallel_prompt,
                     quant=FILE_TYPES.get(int(ftype)) if ftype is not None else None, log=log)
     print(json.dumps(res, indent=1) if args.json else format_table(res))
     return 0
@@ -363,6 +364,10 @@ def _bench_parser(sub) -> None:
     p.add_argument("-d", "--depth", type=_int_list, default=[0], metavar="D[,D]",
                    help="tokens already in the context (default 0)")
     p.add_argument("-r", "--repetitions", type=int, default=3, help="repetitions of each test (default 3)")
+    p.add_argument("--parallel", type=_int_list, default=[], metavar="B[,B]",
+                   help="also decode tg tokens in B sequences at once (tok/s of all of them; default: none)")
+    p.add_argument("--parallel-prompt", type=int, default=128, metavar="N",
+                   help="prompt tokens each parallel sequence holds first (default 128)")
     p.add_argument("--json", action="store_true", help="JSON on stdout instead of the table")
     _backend_ctx(p)
     p.set_defaults(func=cmd_bench)

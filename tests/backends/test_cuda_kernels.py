@@ -50,6 +50,21 @@ def test_matmul(ops, ref, t, rows):
     assert got.shape == want.shape and rel(got, want) < tol
 
 
+@pytest.mark.parametrize("t", QUANTS[:3] + [GGMLType.MXFP4], ids=lambda t: t.name)
+@pytest.mark.parametrize("rows", [5, 33, 70])
+def test_matmul_tiles_gemm(ops, ref, t, rows):
+    """5-128 rows of a `kq.sub64` type: one GEMM over dequantized tiles (`CudaOps._gemm_tiles`; a batched decode
+    step), the matmul and the gate / up GLU, against the NumPy backend."""
+    k = 288 if t == GGMLType.Q8_0 else 512
+    wg, wu = weight(t, (37, k), rows), weight(t, (37, k), rows + 1)
+    assert ops._tiles_gemm(ops.upload(wg), rows)
+    x = np.random.default_rng(200 + rows).standard_normal((rows, k)).astype(np.float32)
+    dx, dg, du = ops.from_numpy(x), ops.upload(wg), ops.upload(wu)
+    assert rel(ops.to_numpy(ops.matmul(dx, dg)), ref.matmul(x, ref.upload(wg))) < 2e-3
+    want = ref.matmul_glu(x, ref.upload(wg), ref.upload(wu), "silu")
+    assert rel(ops.to_numpy(ops.matmul_glu(dx, dg, du, "silu")), want) < 2e-3
+
+
 @pytest.mark.parametrize("n,k,rows", [(37, 288, 1), (5, 4128, 3), (130, 1024, 4), (1, 32, 2)])
 @pytest.mark.parametrize("act", [None, "silu", "gelu", "swiglu_oai"])
 def test_q8_0_matvec_f32_activations(ref, n, k, rows, act):

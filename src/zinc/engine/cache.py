@@ -203,11 +203,17 @@ class KVCache:
 
 
 class GroupLayerKV:
-    """Layer il of every cache of a `CacheGroup`: the sequences' `LayerKV`s in row order, their row counts,
-    and the backend's table of their cells (None where the backend keeps none)."""
+    """Layer il of every cache of a `CacheGroup`: the sequences' `LayerKV`s in row order (`parts`), their row
+    counts, and the backend's table of their cells (None where the backend keeps none)."""
 
-    def __init__(self, parts: list[LayerKV], counts: tuple[int, ...], table: Any) -> None:
-        self.parts, self.counts, self.table = parts, counts, table
+    def __init__(self, group: "CacheGroup", il: int, table: Any) -> None:
+        self.group, self.il, self.counts, self.table = group, il, group.counts, table
+
+    @property
+    def parts(self) -> list[Any]:
+        """The sequences' own layers: a step that reads them has their cells' addresses (`CacheGroup.addressed`)."""
+        self.group.addressed = True
+        return [c.layer(self.il) for c in self.group.caches]
 
 
 class CacheGroup:
@@ -223,6 +229,9 @@ class CacheGroup:
         self.ops, self.caches, self.counts = ops, list(caches), tuple(int(n) for n in counts)
         self.layout = self.caches[0].layout
         self.tables: Any = None
+        # whether a step read a sequence's own layers (not only the tables): a captured step then holds those
+        # caches' addresses and replays on them only (the CUDA backend's graphs)
+        self.addressed = False
 
     @property
     def n_seqs(self) -> int:
@@ -239,12 +248,11 @@ class CacheGroup:
         for c in self.caches:
             c.end()
 
-    def layer(self, il: int) -> Any:
-        """Layer il: a `GroupLayerKV` for attention layers (recurrent layers: `state(il, i)` per sequence)."""
-        parts = [c.layer(il) for c in self.caches]
-        table = None if self.tables is None else self.tables[il]
-        return GroupLayerKV(parts, self.counts, table)
+    def layer(self, il: int) -> GroupLayerKV:
+        """Layer il's cells of every sequence (recurrent layers: `state(il, i)` per sequence)."""
+        return GroupLayerKV(self, il, None if self.tables is None else self.tables[il])
 
     def state(self, il: int, i: int) -> Any:
         """Sequence i's `LayerState` of recurrent layer il."""
+        self.addressed = True
         return self.caches[i].layer(il)

@@ -17,6 +17,12 @@ addresses and shapes, and captured again if any differ. Captured ops read the ex
 attention and the KV cells to write from the position buffer (see `CudaOps.capturing`), so one
 graph serves every position.
 
+A decode step of several sequences (one token each, `CacheGroup`) is captured per row count. Where every op of
+the step found the sequences' cells through the group's tables (`CudaOps.kv_tables`: the batched attention), the
+graph replays on any caches, the new group's tables copied into the captured ones like the tokens; a step that
+read a sequence's own layers (`CacheGroup.addressed`: a recurrent layer, an attention taken a sequence at a
+time) replays only on caches at the captured addresses, and is captured again for others.
+
 Graphs are captured and launched through the CUDA driver API (`DriverGraph`), not torch.cuda.CUDAGraph:
 from the 4th torch capture of a process on, every graph of the process (old ones too, and whatever
 captured it) launches each kernel about 0.2 µs later, for good (session 19, bench/cuda_graph_inst.py);
@@ -113,6 +119,7 @@ class _Captured:
     owner: Any  # weakref.ref to the cache it replays on
     chosen: torch.Tensor | None = None  # greedy graphs: the ids chosen so far (cache.n_ctx,) int32
     count: torch.Tensor | None = None  # greedy graphs: how many of them (1,) int64
+    tables: torch.Tensor | None = None  # group steps: the captured group's tables (`CudaOps.kv_tables`)
 
 
 def fits(g: "_Captured", cache: Any) -> bool:
@@ -141,6 +148,11 @@ def cache_signature(cache: Any) -> tuple:
     return tuple(sig)
 
 
+def group_signature(group: Any) -> tuple:
+    """`cache_signature` of each cache of a `CacheGroup`, in row order."""
+    return tuple(cache_signature(c) for c in group.caches)
+
+
 class StepGraphs:
     """An LRU of captured steps (decode steps, prompt chunks) of one `CudaOps`."""
 
@@ -153,10 +165,43 @@ class StepGraphs:
         self.uncapturable: set[tuple] = set()  # (model, prefill?) whose step failed to capture: eager
         self.seen: set[tuple] = set()  # prompt-chunk keys run once (captured when they come again)
 
-    def capturable(self, forward, cfg, weights, n: int) -> bool:
-        return (id(forward), id(cfg), id(weights), n > 1) not in self.uncapturable
+    @staticmethod
+    def _kind(forward, cfg, weights, batch) -> tuple:
+        """What a failed capture marks eager: a model's decode steps, prompt chunks or group steps."""
+        return (id(forward), id(cfg), id(weights), "seqs" if batch.seqs else batch.n > 1)
+
+    def capturable(self, forward, cfg, weights, batch) -> bool:
+        return self._kind(forward, cfg, weights, batch) not in self.uncapturable
+
+    def run_seqs(self, forward, cfg, weights, batch, group) -> torch.Tensor:
+        """A step of several sequences (see the module docstring); eager unless each has one row."""
+        if any(n != 1 for n in batch.seqs):
+            return forward(self.ops, cfg, weights, batch, group)
+        # (the largest cache sets the attention's splits: `CudaOps.rope_qk_attention_seqs`)
+        key = (id(forward), id(cfg), id(weights), "seqs", batch.n, bool(batch.last_only),
+               max(c.n_ctx for c in group.caches))
+        g = self.graphs.get(key)
+        if g is not None and (not g.signature or g.signature == group_signature(group)):
+            self.graphs.move_to_end(key)
+            g.tokens.copy_(batch.tokens.reshape(g.tokens.shape), non_blocking=True)
+            g.pos.copy_(batch.pos.reshape(g.pos.shape), non_blocking=True)
+            if g.tables is not None:
+                g.tables.copy_(group.tables, non_blocking=True)
+            g.graph.replay()
+            return g.out
+        if group.tables is not None:  # the captured step reads these; later groups' tables are copied in
+            group.tables = group.tables.clone()
+        group.addressed = False
+        out, g = self._capture(forward, cfg, weights, batch, group)
+        if g is not None:
+            g.signature = group_signature(group) if group.addressed else ()
+            g.tables = group.tables
+            self._keep(key, g)
+        return out
 
     def run(self, forward, cfg, weights, batch, cache) -> torch.Tensor:
+        if batch.seqs:
+            return self.run_seqs(forward, cfg, weights, batch, cache)
         key = (id(forward), id(cfg), id(weights), id(cache), batch.n, bool(batch.last_only))
         g = self.graphs.get(key)
         if g is not None and fits(g, cache):
@@ -241,10 +286,11 @@ class StepGraphs:
                 if greedy:  # the chosen id feeds the next replay: token, position + 1, appended
                     kel.greedy_next(out[-1].float().contiguous(), tokens, pos, chosen, count)
         except RuntimeError as e:  # torch.AcceleratorError is one
-            self.uncapturable.add((id(forward), id(cfg), id(weights), batch.n > 1))
-            kind = "prompt chunk" if batch.n > 1 else "decode step"
+            self.uncapturable.add(self._kind(forward, cfg, weights, batch))
+            kind = "decode step of several sequences" if batch.seqs else "prompt chunk" if batch.n > 1 else "decode step"
             print(f"zinc: cuda: the {kind} could not be captured as a graph ({str(e).splitlines()[0]}); "
                   "running it without graphs", file=sys.stderr)
             return eager, None
         self.captures += 1
-        return eager, _Captured(graph, tokens, pos, out, cache_signature(cache), weakref.ref(cache), chosen, count)
+        sig = () if batch.seqs else cache_signature(cache)  # (a group's: run_seqs)
+        return eager, _Captured(graph, tokens, pos, out, sig, weakref.ref(cache), chosen, count)

@@ -33,11 +33,13 @@ replay: no host round trip per token.
 from __future__ import annotations
 
 import math
+import weakref
 from typing import Any, Iterable
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+import triton
 
 from zinc.backends.base import BaseOps, QTensor, RopeParams
 from zinc.backends.cpu.ops import imrope_text_mask, yarn_corr_dims
@@ -48,12 +50,18 @@ from zinc.backends.cuda.kernels import mmvq
 from zinc.backends.cuda.kernels import moe as kmoe
 from zinc.backends.cuda.kernels import matvec_generic as kgm
 from zinc.backends.cuda.kernels import recurrent as krec
+from zinc.backends.cuda.kernels import seqs as kseqs
 from zinc.backends.cuda.kernels import quant as kq
 from zinc.backends.cuda.weights import SUPPORTED, CudaWeight
+from zinc.engine.cache import LayerKV
 from zinc.gguf.constants import GGMLType
 
 _DTYPES = {"f32": torch.float32, "f16": torch.float16, "i32": torch.int32, "i8": torch.int8}
 MATVEC_MAX_ROWS = 4  # up to this many rows a matmul is a fused dequant-matvec, past it dequant + GEMM
+# from MATVEC_MAX_ROWS + 1 to this many rows a matmul of a type `kq.sub64` reads (Q4_K, Q6_K, Q8_0, MXFP4) is one
+# fused GEMM over dequantized tiles (`kmoe.experts_gemm` with one expert: the weights read once a block of 64 rows),
+# not a whole dequantized copy of the weight and a GEMM: a batched decode step of many sequences, a short prompt
+GEMM_TILES_MAX_ROWS = 128
 DENSE_MATVEC_MAX = 1 << 24  # float weights up to this many values take `kgm.dense_matvec` at those rows
 QX_KEEP = 2  # quantized matmul inputs remembered (CudaOps._quantized)
 TUNED_MATVEC = frozenset({GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0})  # kernels/mmvq.py; others: generic
@@ -158,6 +166,8 @@ class CudaOps(BaseOps):
         self._rope: dict[tuple, tuple[torch.Tensor, float]] = {}
         self._graphs: Any = None
         self._qx: list[tuple] = []  # (x, its quantization) of the last QX_KEEP quantized matmul inputs
+        self._dense_pairs: dict[tuple, tuple] = {}  # (rows, block) -> `_gemm_tiles`'s row blocks
+        self._kv_rows: "weakref.WeakKeyDictionary[Any, np.ndarray]" = weakref.WeakKeyDictionary()  # kv_tables
         self._align: tuple | None = None  # (ids, (experts, block rows), kmoe.align_pairs of them)
 
     # -- memory ----------------------------------------------------------------------------------
@@ -235,9 +245,31 @@ class CudaOps(BaseOps):
             mmvq.matvec(self._quantized(x, x2), w.parts, int(w.ggml_type), w.rows, w.k, y, pdl=self._pdl)
         elif self.exact:
             y = x2 @ self.dequantize(w, torch.float32).t()
+        elif self._tiles_gemm(w, t):
+            y = self._gemm_tiles(x2, w)
         else:
             y = (x2.half() @ self.dequantize(w, torch.float16).t()).float()
         return y.reshape(*lead, w.rows)
+
+    def _tiles_gemm(self, w: CudaWeight, t: int) -> bool:
+        """Whether a matmul of t rows is `_gemm_tiles` (see GEMM_TILES_MAX_ROWS)."""
+        return MATVEC_MAX_ROWS < t <= GEMM_TILES_MAX_ROWS and w.quantized and int(w.ggml_type) in kq.SUB64
+
+    def _gemm_tiles(self, x2: torch.Tensor, w: CudaWeight, glu=None) -> torch.Tensor:
+        """x2 (t, K) f32 @ W^T (t, N) f32 as one grouped GEMM of a single expert: every row routed to expert 0,
+        the rows in blocks of 16-64; glu: (the up weight, act) for act(x W^T) * (x W_up^T)."""
+        t = x2.shape[0]
+        bm = min(64, max(16, triton.next_power_of_2(t)))
+        key = (t, bm)
+        aligned = self._dense_pairs.get(key)
+        if aligned is None:  # rows 0..t-1 then -1 padding, every block expert 0
+            nb = triton.cdiv(t, bm)
+            pairs = torch.arange(nb * bm, dtype=torch.int32, device=self.device)
+            aligned = self._dense_pairs[key] = (torch.where(pairs < t, pairs, -1), torch.zeros(nb, dtype=torch.int32,
+                                                                                               device=self.device))
+        ids = aligned[1][:1].expand(t, 1)  # (only its shape is read)
+        g = None if glu is None else (glu[0].parts, kel.GLU_ACTS[glu[1]])
+        return kmoe.experts_gemm(x2, w.parts, int(w.ggml_type), 1, w.rows, w.k, ids, aligned, glu=g, bm=bm)[:, 0]
 
     def matmuls(self, x: torch.Tensor, ws: list[CudaWeight]) -> list[torch.Tensor]:
         """x @ W.T for each weight of one input; two Q4_K / Q6_K weights (Q and K beside a Q6_K V in a Q4_K_M
@@ -426,6 +458,9 @@ class CudaOps(BaseOps):
         lead = x.shape[:-1]
         x2 = x.reshape(-1, w_gate.k)
         q80 = self.exact and w_gate.ggml_type == GGMLType.Q8_0  # on the f32 activations (q8_matvec)
+        if (not self.exact and self._tiles_gemm(w_gate, x2.shape[0]) and act in kel.GLU_ACTS
+                and w_up.ggml_type == w_gate.ggml_type and w_up.shape == w_gate.shape):
+            return self._gemm_tiles(x2.float().contiguous(), w_gate, (w_up, act)).reshape(*lead, w_gate.rows)
         if (x2.shape[0] > MATVEC_MAX_ROWS or not (q80 or (w_gate.ggml_type in TUNED_MATVEC and not self.exact))
                 or act not in kel.GLU_ACTS or w_up.ggml_type != w_gate.ggml_type or w_up.shape != w_gate.shape):
             return super().matmul_glu(x, w_gate, w_up, act)
@@ -524,6 +559,40 @@ class CudaOps(BaseOps):
         rope = (q_norm, k.contiguous(), k_norm, v.contiguous(), c, slots, float(eps), mscale, p.n_dims,
                 p.mode in ("neox", "imrope"), self.capturing)
         return self._decode_attention(q, cache_k, cache_v, pos, cache_pos, n_kv, kq_scale, window, 0.0, sinks, rope)
+
+    def rope_qk_attention_seqs(self, q, k, v, pos, p, freq_factors, kv, kq_scale, window=0, sinks=None, q_norm=None,
+                               k_norm=None, eps=0.0):
+        """One token of each of several sequences: the norms, rope, K/V writes and the attention over each one's own
+        cells in three launches for all of them (`kseqs.attention_seqs`, cells found through `kv_tables`); else, and in
+        exact mode, a sequence at a time."""
+        if kv.table is None or self.exact or any(n != 1 for n in kv.counts):
+            return super().rope_qk_attention_seqs(q, k, v, pos, p, freq_factors, kv, kq_scale, window, sinks, q_norm,
+                                                  k_norm, eps)
+        c, mscale = self._rope_factors(p, freq_factors)
+        caches = kv.group.caches
+        cells = max(c.layer(kv.il).size for c in caches)
+        return kseqs.attention_seqs(q.float().contiguous(), k.float().contiguous(), v.float().contiguous(), pos,
+                                    kv.table, caches[0].dtype == "f16", c, mscale, p.n_dims,
+                                    p.mode in ("neox", "imrope"), float(kq_scale), int(window), sinks, q_norm, k_norm,
+                                    float(eps), nsplit=kseqs.seq_splits(cells), max_cells=cells)
+
+    def kv_tables(self, group):
+        """(layers, sequences, 4) int64 on the device: where `kseqs.attention_seqs` finds each sequence's cells of each
+        attention layer (`kseqs.table_row`; zeros for the other layers); None where a cache's cells are not f16 / f32
+        tensors (q8_0 cells: the sequences are attended one at a time)."""
+        rows = []
+        for cache in group.caches:
+            r = self._kv_rows.get(cache)
+            if r is None:
+                r = np.zeros((len(cache.layers), 4), np.int64)
+                for il, lk in enumerate(cache.layers):
+                    if isinstance(lk, LayerKV):
+                        if not isinstance(lk.k, torch.Tensor) or lk.k.dtype not in (torch.float16, torch.float32):
+                            return None
+                        r[il] = kseqs.table_row(lk.k, lk.v, lk.pos)
+                self._kv_rows[cache] = r  # a cache changes its tensors in place only (fill, overwrite)
+            rows.append(r)
+        return torch.from_numpy(np.stack(rows, 1)).to(self.device)
 
     def attention(self, q, k, v, q_pos, kv_pos, n_kv, kq_scale, window=0, softcap=0.0, sinks=None):
         T, Hq, _ = q.shape
@@ -632,7 +701,7 @@ class CudaOps(BaseOps):
             from zinc.backends.cuda.graph import StepGraphs
 
             self._graphs = StepGraphs(self)
-        return self._graphs if self._graphs.capturable(forward, cfg, weights, batch.n) else None
+        return self._graphs if self._graphs.capturable(forward, cfg, weights, batch) else None
 
 
 def rope_factors(p: RopeParams, freq_factors: np.ndarray | None, device) -> tuple[torch.Tensor, float]:
