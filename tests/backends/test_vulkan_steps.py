@@ -2,7 +2,8 @@
 and the device greedy loop built on them (`VulkanOps.greedy_steps`, used by `Model.greedy`: each
 replayed step's argmax feeds the next step on the GPU, the ids are read once at the end).
 
-The engine's prompt caching on those steps (a cache cut back in place, prompt chunks at any position).
+The engine's prompt caching on those steps (a cache cut back in place, prompt chunks at any position); sequences
+decoding together (`Model.forward_seqs`).
 As in test_vulkan.py, the GPU work runs in a child process (`python test_vulkan_steps.py <group>`,
 conftest's `vulkan_child`) that prints one JSON object: case -> metrics (or an error string); locally
 that is lavapipe.
@@ -138,6 +139,32 @@ def _prompt_cache_case(vk, preset: str, tmp: Path) -> dict:
                                    load(path, backend="cpu", n_ctx=128, n_ubatch=16))
 
 
+def _seqs_case(vk, preset: str, tmp: Path) -> dict:
+    """Sequences decoding together (`Model.forward_seqs`: shared ops on all rows, each sequence's attention or
+    recurrent state on its own rows, `concat_rows`) against the NumPy backend's, one sequence and three."""
+    from zinc.api import load
+    from zinc.synth import write_model
+
+    path = tmp / f"seqs-{preset}.gguf"
+    write_model(path, preset, ftype="Q8_0", seed=13)
+    ms = [load(path, backend=b, n_ctx=64) for b in (vk, "cpu")]
+    rng = np.random.default_rng(14)
+    out: dict = {}
+    for n in (1, 3):
+        prompts = [rng.integers(1, 500, int(k)).tolist() for k in rng.integers(3, 30, n)]
+        caches = [[m.new_cache() for _ in prompts] for m in ms]
+        for m, cs in zip(ms, caches):
+            for p, c in zip(prompts, cs):
+                m.forward(p[:-1], c)
+        last, got, want = [p[-1] for p in prompts], [], []
+        for _ in range(3):
+            got.append(ms[0].forward_seqs([([t], c) for t, c in zip(last, caches[0])]))
+            want.append(ms[1].forward_seqs([([t], c) for t, c in zip(last, caches[1])]))
+            last = np.argmax(want[-1], -1).tolist()
+        out[n] = compare_logits(np.concatenate(got), np.concatenate(want))
+    return out
+
+
 def _child(group: str) -> dict:
     """Run one group of cases on a fresh device; {"unavailable": reason} when there is none."""
     from zinc.backends import get_backend
@@ -149,11 +176,13 @@ def _child(group: str) -> dict:
         return {"unavailable": str(e)}
     results: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
-        cases = {"replay": REPLAY_CASES, "greedy": GREEDY_PRESETS, "prompt_cache": GREEDY_PRESETS}[group]
+        cases = {"replay": REPLAY_CASES, "greedy": GREEDY_PRESETS, "prompt_cache": GREEDY_PRESETS,
+                 "seqs": GREEDY_PRESETS}[group]
         for name in cases:
             try:
                 results[name] = (_replay_case(name, Path(tmp)) if group == "replay"
                                  else _greedy_case(vk, name, Path(tmp)) if group == "greedy"
+                                 else _seqs_case(vk, name, Path(tmp)) if group == "seqs"
                                  else _prompt_cache_case(vk, name, Path(tmp)))
             except Exception:  # noqa: BLE001 - reported to the parent, which fails that case
                 results[name] = traceback.format_exc()
@@ -213,6 +242,19 @@ def test_engine_prompt_cache(prompt_cache, preset):
     assert r["next"]["cached"] == r["p"] + 4, r
     assert r["cut"]["cached"] == (r["p"] if preset == "qwen3-tiny" else 0), r
     assert r["next"]["gap"] <= 0.05 and r["cut"]["gap"] <= 0.05, r
+
+
+@pytest.fixture(scope="module")
+def seqs(vulkan_child) -> dict:
+    return vulkan_child(__file__, "seqs", timeout=600)
+
+
+@pytest.mark.parametrize("preset", GREEDY_PRESETS)
+def test_forward_seqs(seqs, preset):
+    r = seqs[preset]
+    assert not isinstance(r, str), r
+    for n in ("1", "3"):
+        assert r[n]["argmax_agree"] == 1.0 and r[n]["mean_kl"] <= 1e-3, (n, r)
 
 
 if __name__ == "__main__":

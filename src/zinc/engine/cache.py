@@ -80,6 +80,19 @@ class LayerState:
         return self.spec.nbytes
 
 
+class _Slots:
+    """A step's cell indices, uploaded when an op first asks for them (a replayed CUDA graph or a batched kernel
+    that works them out on the device never does)."""
+
+    def __init__(self, ops: Ops, host: np.ndarray) -> None:
+        self.ops, self.host, self.array = ops, host, None
+
+    def get(self) -> Any:
+        if self.array is None:
+            self.array = self.ops.from_numpy(self.host)
+        return self.array
+
+
 class LayerKV:
     """One layer's buffers plus the current step's cell indices (`slots`) and readable extent (`n_kv`)."""
 
@@ -88,8 +101,13 @@ class LayerKV:
         self.k = ops.kv_cells((size, spec.n_head_kv, spec.head_dim_k), dtype)
         self.v = ops.kv_cells((size, spec.n_head_kv, spec.head_dim_v), dtype)
         self.pos = ops.full((size,), -1, "i32")
-        self.slots: Any = None
+        self._slots: _Slots | None = None
         self.n_kv = 0
+
+    @property
+    def slots(self) -> Any:
+        """The cells the step's tokens go to (position % size), on the backend."""
+        return None if self._slots is None else self._slots.get()
 
 
 class KVCache:
@@ -145,12 +163,11 @@ class KVCache:
             raise ZincError(f"step positions must continue the cache at {self.n_past} without gaps")
         if pos[-1] >= self.n_ctx:
             raise ZincError(f"context is full: position {int(pos[-1])} does not fit n_ctx={self.n_ctx}")
-        by_size: dict[int, tuple[Any, int]] = {}
+        by_size: dict[int, tuple[_Slots, int]] = {}
         for lk in self.kv_layers:
             if lk.size not in by_size:
-                slots = (pos % lk.size).astype(np.int32)
-                by_size[lk.size] = (self.ops.from_numpy(slots), int(min(lk.size, pos[-1] + 1)))
-            lk.slots, lk.n_kv = by_size[lk.size]
+                by_size[lk.size] = (_Slots(self.ops, (pos % lk.size).astype(np.int32)), int(min(lk.size, pos[-1] + 1)))
+            lk._slots, lk.n_kv = by_size[lk.size]
         self._pending = int(pos[-1]) + 1
 
     def end(self) -> None:

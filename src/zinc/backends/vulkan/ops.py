@@ -155,8 +155,8 @@ class VulkanOps(MatvecOps, BaseOps):
         self._mv_pending: list[tuple] = []  # weakrefs (y, x, weight, y's target) of deferred products: _mvq_pair
 
     def run_step(self, forward, cfg, weights, batch, cache):
-        """One model step; a single-token step replays its recording (see replay.py)."""
-        if batch.n != 1 or not self.replay:
+        """One model step; a single-token step of one sequence replays its recording (see replay.py)."""
+        if batch.n != 1 or batch.seqs or not self.replay:
             return forward(self, cfg, weights, batch, cache)
         if self._replayer is None:
             from zinc.backends.vulkan.replay import StepReplayer
