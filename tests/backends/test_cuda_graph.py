@@ -130,3 +130,34 @@ def test_engine_prompt_cache(tmp_path, preset):
     assert r["next"]["cached"] == r["p"] + 4, r
     assert r["cut"]["cached"] == (r["p"] if preset == "qwen3-tiny" else 0), r
     assert r["next"]["gap"] <= 0.05 and r["cut"]["gap"] <= 0.05, r
+
+
+@pytest.mark.parametrize("preset,tables", [("qwen3-tiny", True), ("gpt-oss-tiny", True), ("qwen35-tiny", True),
+                                           ("gemma3-tiny", False)])
+@pytest.mark.parametrize("n_seqs", [3, 6])
+def test_forward_seqs_graphs(tmp_path, preset, tables, n_seqs):
+    """Sequences decoding together (`Model.forward_seqs`) on CUDA against the NumPy backend's: the first group step
+    captured, the next ones replayed at later positions; a second group of other caches replays the same graph
+    where every layer found its cells or recurrent state through the tables (qwen3, gpt-oss, qwen35: one launch set
+    for all the sequences), and is captured again where the step read a sequence's own layers (gemma3's query
+    pre-scale: its attention a sequence at a time). 3 sequences: 8-bit matvecs; 6: the tile GEMM."""
+    path = tmp_path / f"{preset}.gguf"
+    write_model(str(path), preset, ftype="Q8_0", seed=11)
+    m, ref = load(path, backend="cuda", n_ctx=96), load(path, backend="cpu", n_ctx=96)
+    rng = np.random.default_rng(12)
+    for group in range(2):
+        prompts = [rng.integers(0, m.n_vocab, int(n)).tolist() for n in rng.integers(3, 40, n_seqs)]
+        caches, refs = [m.new_cache(96) for _ in prompts], [ref.new_cache(96) for _ in prompts]
+        for p, c, r in zip(prompts, caches, refs):
+            m.forward(p[:-1], c)
+            ref.forward(p[:-1], r)
+        last = [p[-1] for p in prompts]
+        before = m.ops._graphs.captures if m.ops._graphs else 0
+        for step in range(4):
+            want = ref.forward_seqs([([t], c) for t, c in zip(last, refs)])
+            got = m.forward_seqs([([t], c) for t, c in zip(last, caches)])
+            res = compare_logits(got, want)
+            assert res["argmax_agree"] == 1.0 and res["mean_kl"] < 1e-3, (group, step, res)
+            last = np.argmax(want, -1).tolist()
+        new = m.ops._graphs.captures - before
+        assert new == (0 if group and tables else 1), (group, new)

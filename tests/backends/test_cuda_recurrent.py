@@ -226,6 +226,38 @@ def test_delta_net_step_prompt(ops, ref, T, Hk, Hv, S):
         assert rel(ops.to_numpy(dst), st) < 3e-5
 
 
+@pytest.mark.parametrize("B,Hk,Hv,S,K", [(3, 2, 4, 16, 4), (5, 1, 3, 12, 3), (1, 2, 2, 32, 4)])
+def test_conv_delta_seqs(ops, ref, B, Hk, Hv, S, K):
+    """B sequences of one token, each on its own conv window and delta-rule state found through a table
+    (`CudaOps.conv_delta_rule_seqs`: `krec.conv_delta_seqs`, a batched decode step), against the NumPy backend's
+    `conv_delta_rule` a sequence at a time; the states too. The mixed rows are a column slice (row stride of
+    their own), as the stacked projections give them."""
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(B * 100 + S)
+    C = 2 * Hk * S + Hv * S
+    mixed, alpha, b = rand(rng, B, C), rand(rng, B, Hv), rand(rng, B, Hv)
+    w, dt_bias, a = rand(rng, C, K, scale=0.5), rand(rng, Hv), -np.abs(rand(rng, Hv))
+    convs = [rand(rng, K - 1, C) for _ in range(B)]
+    ssms = [rand(rng, Hv, S, S, scale=0.3) for _ in range(B)]
+    want = []
+    for i in range(B):
+        st_c, st_s = convs[i].copy(), ssms[i].copy()
+        want.append(ref.conv_delta_rule(mixed[i:i + 1], alpha[i:i + 1], b[i:i + 1], w, dt_bias, a, st_c, st_s,
+                                        (Hk, Hv, S), 1e-6))
+        want.append((st_c, st_s))
+    dc, ds = [dev(c) for c in convs], [dev(x) for x in ssms]
+    table = torch.tensor([[c.data_ptr(), x.data_ptr(), 0, 0] for c, x in zip(dc, ds)], dtype=torch.int64,
+                         device=DEVICE)
+    states = SimpleNamespace(table=table, counts=(1,) * B, parts=None)
+    got = ops.conv_delta_rule_seqs(dev_cols(mixed, rng), dev(alpha), dev(b), dev(w), dev(dt_bias), dev(a), states,
+                                   (Hk, Hv, S), 1e-6)
+    got = ops.to_numpy(got)
+    for i in range(B):
+        assert rel(got[i:i + 1], want[2 * i]) < 1e-5, i
+        assert rel(ops.to_numpy(dc[i]), want[2 * i + 1][0]) < 1e-6 and rel(ops.to_numpy(ds[i]), want[2 * i + 1][1]) < 1e-5
+
+
 @pytest.mark.parametrize("shape", [(1, 4, 32), (1, 3, 7), (2, 5, 128), (1, 32, 128), (3, 1, 100)])
 def test_rms_norm_gated(ops, ref, shape):
     rng = np.random.default_rng(sum(shape))

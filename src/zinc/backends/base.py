@@ -222,6 +222,10 @@ class Ops(Protocol):
                                eps: float = 0.0) -> Array: ...  # rope_qk_attention of each sequence of a group
     def kv_tables(self, group: Any) -> Any: ...  # a CacheGroup's cells as the backend's batched kernels find them
     def gated_delta_net(self, q: Array, k: Array, v: Array, g: Array, beta: Array, state: Array) -> Array: ...
+    def conv_delta_rule(self, mixed: Array, alpha: Array, b: Array, conv_w: Array, dt_bias: Array | None, a: Array,
+                        conv_state: Array, ssm_state: Array, heads: tuple[int, int, int], eps: float) -> Array: ...
+    def conv_delta_rule_seqs(self, mixed: Array, alpha: Array, b: Array, conv_w: Array, dt_bias: Array | None,
+                             a: Array, states: Any, heads: tuple[int, int, int], eps: float) -> Array: ...
     def delta_net_step(self, q: Array, k: Array, v: Array, alpha: Array, b: Array, dt_bias: Array, a: Array,
                        state: Array, eps: float) -> Array: ...
     # gated_delta_net from the raw projections: q, k L2-normed, g = softplus(alpha + dt_bias) * a, beta = sigmoid(b)
@@ -349,7 +353,7 @@ class BaseOps:
 
     def rope_qk_attention_seqs(self, q, k, v, pos, p, freq_factors, kv, kq_scale, window=0, sinks=None, q_norm=None,
                                k_norm=None, eps=0.0):
-        """rope_qk_attention of several sequences' rows, each over its own cells: kv is a `GroupLayerKV` (the rows
+        """rope_qk_attention of several sequences' rows, each over its own cells: kv is a `GroupLayer` (the rows
         of kv.parts[i] are the next kv.counts[i]); a backend may do all of them in one launch (`kv_tables`)."""
         outs, r0 = [], 0
         for n, c in zip(kv.counts, kv.parts):
@@ -387,6 +391,27 @@ class BaseOps:
     def conv1d_causal_act(self, x, state, w, act):
         """unary(conv1d_causal(x, state, w), act)."""
         return self.unary(self.conv1d_causal(x, state, w), act)
+
+    def conv_delta_rule(self, mixed, alpha, b, conv_w, dt_bias, a, conv_state, ssm_state, heads, eps):
+        """A Gated DeltaNet layer's recurrent part for one sequence: the causal conv (silu) of `mixed`
+        (T, 2 Hk S + Hv S) over `conv_state`, split into q, k (Hk heads) and v (Hv heads) of S, then
+        `delta_net_step` on `ssm_state` (both states updated in place); heads = (Hk, Hv, S). (T, Hv, S)."""
+        hk, hv, s = heads
+        conv = self.conv1d_causal_act(mixed, conv_state, conv_w, "silu")
+        q, k, v = self.split(conv, (hk * s, hk * s, hv * s))
+        T = mixed.shape[0]
+        return self.delta_net_step(self.reshape(q, (T, hk, s)), self.reshape(k, (T, hk, s)),
+                                   self.reshape(v, (T, hv, s)), alpha, b, dt_bias, a, ssm_state, eps)
+
+    def conv_delta_rule_seqs(self, mixed, alpha, b, conv_w, dt_bias, a, states, heads, eps):
+        """conv_delta_rule of several sequences' rows, each on its own state: states is a `GroupLayer` (the rows of
+        states.parts[i], a `LayerState`, are the next states.counts[i]); a backend may do all of them at once."""
+        outs, r0 = [], 0
+        for n, st in zip(states.counts, states.parts):
+            rows = [self.slice_rows(x, r0, r0 + n) for x in (mixed, alpha, b)]
+            outs.append(self.conv_delta_rule(*rows, conv_w, dt_bias, a, st.conv, st.ssm, heads, eps))
+            r0 += n
+        return self.concat_rows(outs)
 
     def rms_norm_gated(self, x, w, eps, z, act):
         """rms_norm(x, w, eps) * unary(z, act) (z of x's shape)."""

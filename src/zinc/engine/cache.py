@@ -20,7 +20,7 @@ so it can only be reset, never rolled back to an earlier position. A layer whose
 None stores nothing (Gemma 4's shared-KV layers read another layer's cache).
 
 `CacheGroup` steps several sequences' caches together (batched decode): the rows of one step belong
-to its caches in order, `layer(il)` gives the attention a `GroupLayerKV` (every sequence's cells of
+to its caches in order, `layer(il)` gives the ops a `GroupLayer` (every sequence's cells or state of
 layer il, plus a backend's table of them, `Ops.kv_tables`).
 """
 
@@ -219,9 +219,9 @@ class KVCache:
         self.n_past = self._pending = n
 
 
-class GroupLayerKV:
-    """Layer il of every cache of a `CacheGroup`: the sequences' `LayerKV`s in row order (`parts`), their row
-    counts, and the backend's table of their cells (None where the backend keeps none)."""
+class GroupLayer:
+    """Layer il of every cache of a `CacheGroup`: the sequences' `LayerKV`s or `LayerState`s in row order
+    (`parts`), their row counts, and the backend's table of them (None where the backend keeps none)."""
 
     def __init__(self, group: "CacheGroup", il: int, table: Any) -> None:
         self.group, self.il, self.counts, self.table = group, il, group.counts, table
@@ -265,11 +265,6 @@ class CacheGroup:
         for c in self.caches:
             c.end()
 
-    def layer(self, il: int) -> GroupLayerKV:
-        """Layer il's cells of every sequence (recurrent layers: `state(il, i)` per sequence)."""
-        return GroupLayerKV(self, il, None if self.tables is None else self.tables[il])
-
-    def state(self, il: int, i: int) -> Any:
-        """Sequence i's `LayerState` of recurrent layer il."""
-        self.addressed = True
-        return self.caches[i].layer(il)
+    def layer(self, il: int) -> GroupLayer:
+        """Layer il of every sequence: its cells, or its recurrent state."""
+        return GroupLayer(self, il, None if self.tables is None else self.tables[il])

@@ -144,29 +144,20 @@ def _attend(ops: Ops, cfg: Config, lw: LayerWeights, q: Any, k: Any, v: Any, pos
 
 def gated_delta_net(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, batch: Batch, cache: Any) -> Any:
     """The Gated DeltaNet mixer (spec arch-qwen35.md §3.2) of one step; its state lives in the cache (a
-    `CacheGroup`'s sequences: the conv and the delta rule run a sequence at a time on its own state)."""
+    `CacheGroup`'s sequences: each one's rows on its own state, `Ops.conv_delta_rule_seqs`)."""
     T = batch.n
     S, Hk, Hv = cfg.ssm_state, cfg.ssm_k_heads, cfg.ssm_v_heads
     # mixed (T, 2*Hk*S + Hv*S), z (T, Hv*S), b (T, Hv): beta = sigmoid(b),
     # alpha (T, Hv): log decay g = softplus(alpha + dt_bias) * ssm_a <= 0
     mixed, z, b, alpha = projections(ops, lw, h, ("attn_qkv", "attn_gate", "ssm_beta", "ssm_alpha"))
-    if not batch.seqs:
-        o = _delta_rule(ops, cfg, lw, mixed, alpha, b, cache.layer(lw.il))
+    args = (mixed, alpha, b, lw["ssm_conv1d"], lw.get("ssm_dt", "bias"), lw.raw("ssm_a"))
+    if batch.seqs:
+        o = ops.conv_delta_rule_seqs(*args, cache.layer(lw.il), (Hk, Hv, S), cfg.norm_eps)
     else:
-        o = ops.concat_rows([_delta_rule(ops, cfg, lw, *(ops.slice_rows(x, r0, r1) for x in (mixed, alpha, b)),
-                                         cache.state(lw.il, i)) for i, (r0, r1) in enumerate(batch.row_ranges())])
+        state = cache.layer(lw.il)
+        o = ops.conv_delta_rule(*args, state.conv, state.ssm, (Hk, Hv, S), cfg.norm_eps)
     o = ops.rms_norm_gated(o, lw["ssm_norm"], cfg.norm_eps, ops.reshape(z, (T, Hv, S)), "silu")
     return ops.matmul(ops.reshape(o, (T, Hv * S)), lw["ssm_out"])
-
-
-def _delta_rule(ops: Ops, cfg: Config, lw: LayerWeights, mixed: Any, alpha: Any, b: Any, state: Any) -> Any:
-    """One sequence's causal conv and delta rule on its `LayerState`: (T, Hv, S)."""
-    T, S, Hk, Hv = mixed.shape[0], cfg.ssm_state, cfg.ssm_k_heads, cfg.ssm_v_heads
-    conv = ops.conv1d_causal_act(mixed, state.conv, lw["ssm_conv1d"], "silu")
-    q, k, v = ops.split(conv, (Hk * S, Hk * S, Hv * S))
-    q, k = (ops.reshape(x, (T, Hk, S)) for x in (q, k))  # L2-normalized by delta_net_step
-    return ops.delta_net_step(q, k, ops.reshape(v, (T, Hv, S)), alpha, b, lw.get("ssm_dt", "bias"), lw.raw("ssm_a"),
-                              state.ssm, cfg.norm_eps)
 
 
 def glu_ffn(ops: Ops, cfg: Config, lw: LayerWeights, h: Any, suffix: str = "") -> Any:

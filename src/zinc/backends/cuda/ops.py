@@ -53,7 +53,7 @@ from zinc.backends.cuda.kernels import recurrent as krec
 from zinc.backends.cuda.kernels import seqs as kseqs
 from zinc.backends.cuda.kernels import quant as kq
 from zinc.backends.cuda.weights import SUPPORTED, CudaWeight
-from zinc.engine.cache import LayerKV
+from zinc.engine.cache import LayerKV, LayerState
 from zinc.gguf.constants import GGMLType
 
 _DTYPES = {"f32": torch.float32, "f16": torch.float16, "i32": torch.int32, "i8": torch.int8}
@@ -577,9 +577,10 @@ class CudaOps(BaseOps):
                                     float(eps), nsplit=kseqs.seq_splits(cells), max_cells=cells)
 
     def kv_tables(self, group):
-        """(layers, sequences, 4) int64 on the device: where `kseqs.attention_seqs` finds each sequence's cells of each
-        attention layer (`kseqs.table_row`; zeros for the other layers); None where a cache's cells are not f16 / f32
-        tensors (q8_0 cells: the sequences are attended one at a time)."""
+        """(layers, sequences, 4) int64 on the device: where the batched kernels find each sequence's cells of each
+        attention layer (`kseqs.table_row`) and the conv window and delta-rule state of each recurrent layer
+        (`krec.conv_delta_seqs`: their addresses, then zeros); None where a cache's cells are not f16 / f32
+        tensors (q8_0 cells: the sequences then run one at a time)."""
         rows = []
         for cache in group.caches:
             r = self._kv_rows.get(cache)
@@ -590,9 +591,20 @@ class CudaOps(BaseOps):
                         if not isinstance(lk.k, torch.Tensor) or lk.k.dtype not in (torch.float16, torch.float32):
                             return None
                         r[il] = kseqs.table_row(lk.k, lk.v, lk.pos)
+                    elif isinstance(lk, LayerState):
+                        r[il, :2] = lk.conv.data_ptr(), lk.ssm.data_ptr()
                 self._kv_rows[cache] = r  # a cache changes its tensors in place only (fill, overwrite)
             rows.append(r)
         return torch.from_numpy(np.stack(rows, 1)).to(self.device)
+
+    def conv_delta_rule_seqs(self, mixed, alpha, b, conv_w, dt_bias, a, states, heads, eps):
+        """One token of each of several sequences: the conv and the delta rule of all of them in two launches
+        (`krec.conv_delta_seqs`, states found through `kv_tables`); else a sequence at a time."""
+        if states.table is None or dt_bias is None or any(n != 1 for n in states.counts):
+            return super().conv_delta_rule_seqs(mixed, alpha, b, conv_w, dt_bias, a, states, heads, eps)
+        hv = heads[1]
+        return krec.conv_delta_seqs(mixed, alpha.reshape(-1, hv), b.reshape(-1, hv), conv_w, dt_bias, a, states.table,
+                                    heads, eps)
 
     def attention(self, q, k, v, q_pos, kv_pos, n_kv, kq_scale, window=0, softcap=0.0, sinks=None):
         T, Hq, _ = q.shape

@@ -30,12 +30,26 @@ CONV_BT = 32  # tokens per program of `conv1d_tiles_kernel` (a prompt past CONV_
 CHUNK_BV = 32  # value-dim columns of the state per program of `chunk_state_kernel`
 
 
+@triton.jit
+def _seq_state(table, col: tl.constexpr):
+    """The f32 state at the address in column col of a table row (`conv_delta_seqs`)."""
+    return tl.load(table + col).to(tl.pointer_type(tl.float32))
+
+
 @triton.jit(do_not_specialize=["T"])  # T = 1 stays a runtime value: the window-row tests are on tensors
-def conv1d_kernel(x, state, w, out, T, C, sx, K: tl.constexpr, BC: tl.constexpr, SILU: tl.constexpr = False):
+def conv1d_kernel(x, state, w, out, T, C, sx, K: tl.constexpr, BC: tl.constexpr, SILU: tl.constexpr = False,
+                  TABLE: tl.constexpr = False):
     """Depthwise causal conv over the window [state (K-1, C), x (T, C), row stride sx] (oldest first):
     out[t, c] = sum_j win[t + j, c] * w[c, j] in tap order (then silu(out) with SILU); then
     state = win[T:]; grid (cdiv(C, BC),).
-    Each program owns its channels, so the window is read before it is shifted in place."""
+    Each program owns its channels, so the window is read before it is shifted in place.
+    TABLE: grid (cdiv(C, BC), B), B sequences of one token (T = 1): x and out row b, the state of sequence b
+    at the address in column 0 of row b of `state`, a (B, 4) int64 table (`conv_delta_seqs`)."""
+    if TABLE:
+        b = tl.program_id(1)
+        state = _seq_state(state + b * 4, 0)
+        x += b * sx
+        out += b * C
     c = tl.program_id(0) * BC + tl.arange(0, BC)
     cm = c < C
     for t in range(T):
@@ -120,14 +134,26 @@ def _tiled(x: torch.Tensor, n_v: int) -> torch.Tensor:
 
 @triton.jit
 def delta_rule_kernel(q, k, v, g, beta, state, out, T, HK, HV, SK, SV, scale, dt_bias, a_log, eps,
-                      BK: tl.constexpr, BV: tl.constexpr, RAW: tl.constexpr = False):
+                      BK: tl.constexpr, BV: tl.constexpr, RAW: tl.constexpr = False, TABLE: tl.constexpr = False,
+                      RS=0):
     """The delta rule over T tokens for value head h and state columns [jb*BV, jb*BV + BV); grid (Hv,
     cdiv(SV, BV)). q, k (T, HK, SK) (v-head h reads k-head h % HK), v (T, HV, SV), g, beta (T, HV),
     state (HV, SK, SV) in place, out (T, HV, SV). Per token: s *= exp(g); d = beta (v - s^T k);
     s += k d^T; o = s^T q * scale. A column of the state depends only on itself, so the columns split.
     RAW: g holds alpha and beta its logit, q and k are not normalized; per token the kernel takes
     g = softplus(alpha + dt_bias[h]) * a_log[h], beta = sigmoid(beta) and q, k = l2_norm(q, k) as
-    `BaseOps.delta_net_step` does (x / sqrt(sum x^2 / SK + eps / SK) / sqrt(SK))."""
+    `BaseOps.delta_net_step` does (x / sqrt(sum x^2 / SK + eps / SK) / sqrt(SK)).
+    TABLE: grid (Hv, cdiv(SV, BV), B), B sequences of one token (T = 1): q, k, v rows b of row stride RS, g, beta
+    and out rows b, the state of sequence b at the address in column 1 of row b of `state` (a (B, 4) table)."""
+    if TABLE:
+        b = tl.program_id(2)
+        state = _seq_state(state + b * 4, 1)
+        q += b * RS
+        k += b * RS
+        v += b * RS
+        g += b * HV
+        beta += b * HV
+        out += b * HV * SV
     h = tl.program_id(0)
     hk = h % HK
     i = tl.arange(0, BK)
@@ -173,6 +199,28 @@ def _delta_step(q, k, v, g, beta, state: torch.Tensor, raw: tuple | None = None)
     delta_rule_kernel[(Hv, triton.cdiv(Sv, bv))](q, k, v, g, beta, state, out, T, Hk, Hv, Sk, Sv,
                                                   1.0 / math.sqrt(Sv), dt_bias, a_log, eps, BK=bk, BV=bv,
                                                   RAW=raw is not None, num_warps=4 if bk * bv >= 2048 else 2)
+    return out
+
+
+def conv_delta_seqs(mixed, alpha, b, conv_w, dt_bias, a, table, heads: tuple[int, int, int],
+                    eps: float) -> torch.Tensor:
+    """B sequences of one token each (a batched decode step): `CudaOps.conv_delta_rule` of row b of mixed
+    (B, 2 Hk S + Hv S), alpha and b (B, Hv) on sequence b's conv window and delta-rule state, whose addresses are
+    row b of `table` (B, 4) int64 (columns 0 and 1; `CudaOps.kv_tables`); two launches for all of them,
+    q, k and v read in place from the conv's output. -> (B, Hv, S)."""
+    hk, hv, s = heads
+    B, C = mixed.shape
+    x, w = _rows_f32(mixed), conv_w.float().contiguous()
+    conv = torch.empty((B, C), dtype=torch.float32, device=x.device)
+    conv1d_kernel[(triton.cdiv(C, CONV_BC), B)](x, table, w, conv, 1, C, x.stride(0), K=w.shape[1], BC=CONV_BC,
+                                                SILU=True, TABLE=True, num_warps=2)
+    out = torch.empty((B, hv, s), dtype=torch.float32, device=x.device)
+    bv = min(DELTA_BV, triton.next_power_of_2(s))
+    bk = triton.next_power_of_2(s)
+    delta_rule_kernel[(hv, triton.cdiv(s, bv), B)](
+        conv, conv[:, hk * s:], conv[:, 2 * hk * s:], alpha.float().contiguous(), b.float().contiguous(), table, out,
+        1, hk, hv, s, s, 1.0 / math.sqrt(s), dt_bias.float().contiguous(), a.float().contiguous(), float(eps), BK=bk,
+        BV=bv, RAW=True, TABLE=True, RS=C, num_warps=4 if bk * bv >= 2048 else 2)
     return out
 
 
