@@ -120,6 +120,7 @@ class KVCache:
         self.ops, self.n_ctx, self.n_ubatch, self.dtype = ops, n_ctx, n_ubatch, dtype
         self.layout = list(layout)
         self.layers: list[Any] = [self._make(s) for s in self.layout]
+        self._kv = self.kv_layers
         self.n_past = 0
         self._pending = 0
 
@@ -159,16 +160,18 @@ class KVCache:
             raise ValueError("a step needs at least one token")
         if len(pos) > self.n_ubatch:
             raise ZincError(f"a step of {len(pos)} tokens exceeds n_ubatch={self.n_ubatch}; split it")
-        if pos[0] != self.n_past or np.any(np.diff(pos) != 1):
+        first, last = int(pos[0]), int(pos[-1])
+        if first != self.n_past or last - first != len(pos) - 1 or (len(pos) > 2 and np.any(np.diff(pos) != 1)):
             raise ZincError(f"step positions must continue the cache at {self.n_past} without gaps")
-        if pos[-1] >= self.n_ctx:
-            raise ZincError(f"context is full: position {int(pos[-1])} does not fit n_ctx={self.n_ctx}")
+        if last >= self.n_ctx:
+            raise ZincError(f"context is full: position {last} does not fit n_ctx={self.n_ctx}")
         by_size: dict[int, tuple[_Slots, int]] = {}
-        for lk in self.kv_layers:
-            if lk.size not in by_size:
-                by_size[lk.size] = (_Slots(self.ops, (pos % lk.size).astype(np.int32)), int(min(lk.size, pos[-1] + 1)))
-            lk._slots, lk.n_kv = by_size[lk.size]
-        self._pending = int(pos[-1]) + 1
+        for lk in self._kv:
+            hit = by_size.get(lk.size)
+            if hit is None:
+                hit = by_size[lk.size] = (_Slots(self.ops, (pos % lk.size).astype(np.int32)), min(lk.size, last + 1))
+            lk._slots, lk.n_kv = hit
+        self._pending = last + 1
 
     def end(self) -> None:
         """The step's keys and values are written: advance `n_past`."""
