@@ -463,3 +463,35 @@ def test_requests_decode_together(model):
     counted = _SeqsCounting(model)
     _run_all(counted, 1, plain, batch_decode=False)
     assert not counted.seqs_calls
+
+
+class _SeqsFailing(_Counting):
+    """forward_seqs raises (a backend's batched step broken)."""
+
+    def forward_seqs(self, items, argmax=False):
+        raise RuntimeError("batched kernel unavailable")
+
+
+@pytest.mark.parametrize("preset", ["qwen3-tiny", "qwen35-tiny"])
+def test_a_failing_batched_step_falls_back_to_one_at_a_time(tmp_path, preset):
+    """Requests whose batched step fails decode on their own instead (attention caches: the retry rewrites the same
+    cells), with the same tokens, and the engine says so once; with recurrent state they fail (it is half stepped)."""
+    model = load(write_model(tmp_path / f"{preset}.gguf", preset, ftype="Q8_0").path, n_ctx=256, n_ubatch=8)
+    ia, ib = model.tokenize(PROMPT_A), model.tokenize(PROMPT_B)
+    jobs = [(ia, SamplingParams.greedy(max_tokens=6, ignore_eos=True)),
+            (ib, SamplingParams.greedy(max_tokens=5, ignore_eos=True))]
+    alone = _run_all(model, 1, jobs, batch_decode=False)
+    logs: list[str] = []
+    eng = Engine(_SeqsFailing(model), max_running=4, log=logs.append)
+    try:
+        hs = [eng.submit(ids, p) for ids, p in jobs]
+        if model.new_cache().recurrent_layers:
+            for h in hs:
+                with pytest.raises(RuntimeError, match="batched kernel"):
+                    h.result()
+        else:
+            got = [h.result() for h in hs]
+            assert [r.token_ids for r in got] == [r.token_ids for r in alone]
+            assert len(logs) == 1 and "on its own" in logs[0] and not eng.batch_decode
+    finally:
+        eng.shutdown()

@@ -491,8 +491,19 @@ class Engine:
         try:
             out = self.model.forward_seqs([(r.tokens[-1:], r.cache) for r in reqs], argmax=greedy)
         except Exception as e:  # noqa: BLE001 - the step failed for all of them
+            if any(getattr(r.cache, "recurrent_layers", True) for r in reqs):  # state half stepped: no retry
+                for r in reqs:
+                    self._fail(r, e)
+                return
+            # attention caches only: the failed step wrote at most the cells the retry writes again
+            self._log(f"decoding {len(reqs)} requests together failed ({e.__class__.__name__}: {e}); "
+                      "decoding each on its own from now on")
+            self.batch_decode = False
             for r in reqs:
-                self._fail(r, e)
+                try:
+                    self._advance(r, WorkItem(r, 1, prefill=False))
+                except Exception as e2:  # noqa: BLE001 - one request's failure must not stop the others
+                    self._fail(r, e2)
             return
         for r, row in zip(reqs, out):
             try:

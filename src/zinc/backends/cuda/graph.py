@@ -17,7 +17,9 @@ addresses and shapes, and captured again if any differ. Captured ops read the ex
 attention and the KV cells to write from the position buffer (see `CudaOps.capturing`), so one
 graph serves every position.
 
-A decode step of several sequences (one token each, `CacheGroup`) is captured per row count. Where every op of
+A decode step of several sequences (one token each, `CacheGroup`) is captured per row count, the second time a
+step of that many sequences runs (the first runs eagerly: a server's groups change size as requests come and go,
+and a size that does not come again is not worth a capture). Where every op of
 the step found the sequences' cells through the group's tables (`CudaOps.kv_tables`: the batched attention), the
 graph replays on any caches, the new group's tables copied into the captured ones like the tokens; a step that
 read a sequence's own layers (`CacheGroup.addressed`: a recurrent layer, an attention taken a sequence at a
@@ -181,7 +183,8 @@ class StepGraphs:
         key = (id(forward), id(cfg), id(weights), "seqs", batch.n, bool(batch.last_only),
                max(c.n_ctx for c in group.caches))
         g = self.graphs.get(key)
-        if g is not None and (not g.signature or g.signature == group_signature(group)):
+        if (g is not None and (g.tables is None) == (group.tables is None)
+                and (not g.signature or g.signature == group_signature(group))):
             self.graphs.move_to_end(key)
             g.tokens.copy_(batch.tokens.reshape(g.tokens.shape), non_blocking=True)
             g.pos.copy_(batch.pos.reshape(g.pos.shape), non_blocking=True)
@@ -189,6 +192,9 @@ class StepGraphs:
                 g.tables.copy_(group.tables, non_blocking=True)
             g.graph.replay()
             return g.out
+        if g is None and key not in self.seen:  # a new number of sequences: eager, captured when it comes again
+            self._see(key)
+            return forward(self.ops, cfg, weights, batch, group)
         if group.tables is not None:  # the captured step reads these; later groups' tables are copied in
             group.tables = group.tables.clone()
         group.addressed = False
@@ -211,14 +217,17 @@ class StepGraphs:
             g.graph.replay()
             return g.out
         if batch.n > 1 and key not in self.seen:  # a new prompt-chunk length: eager, captured on a repeat
-            if len(self.seen) >= MAX_SEEN:
-                self.seen.clear()
-            self.seen.add(key)
+            self._see(key)
             return forward(self.ops, cfg, weights, batch, cache)
         out, g = self._capture(forward, cfg, weights, batch, cache)
         if g is not None:
             self._keep(key, g)
         return out
+
+    def _see(self, key: tuple) -> None:
+        if len(self.seen) >= MAX_SEEN:
+            self.seen.clear()
+        self.seen.add(key)
 
     def _keep(self, key: tuple, g: _Captured) -> None:
         self.graphs[key] = g
