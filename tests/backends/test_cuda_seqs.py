@@ -197,3 +197,48 @@ def test_graph_replay(ops, kseq):
         assert rel(ops.to_numpy(out), want) < 2e-3, step
         batch.check_cells(ops, 1e-3)
         pos = pos + np.array([3, 5, 30], np.int32)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", ["qwen3-tiny", "qwen35-tiny"])
+def test_model_forward_seqs(kseq, monkeypatch, tmp_path, preset):
+    """A whole tiny model's steps of six sequences decoding together (`Model.forward_seqs`) on the CUDA backend (in the
+    interpreter without a GPU, eager): the tile GEMM of 6 rows, every attention layer through `attention_seqs` and
+    every recurrent one through `conv_delta_seqs` (counted), against the NumPy backend's."""
+    import torch
+
+    from zinc.api import load
+    from zinc.backends.cuda.kernels import recurrent as krec
+    from zinc.backends.cuda.ops import CudaOps
+    from zinc.synth import write_model
+    from zinc.testing.compare import compare_logits
+
+    calls = {"attn": 0, "delta": 0}
+
+    def counted(name, fn):
+        def run(*a, **kw):
+            calls[name] += 1
+            return fn(*a, **kw)
+        return run
+
+    monkeypatch.setattr(kseq, "attention_seqs", counted("attn", kseq.attention_seqs))
+    monkeypatch.setattr(krec, "conv_delta_seqs", counted("delta", krec.conv_delta_seqs))
+    path = write_model(tmp_path / f"{preset}.gguf", preset, ftype="Q8_0", seed=11).path
+    m = load(path, backend=CudaOps(device="cuda" if torch.cuda.is_available() else "cpu", graphs=False), n_ctx=48)
+    ref = load(path, backend="cpu", n_ctx=48)
+    rng = np.random.default_rng(3)
+    prompts = [rng.integers(0, m.n_vocab, int(n)).tolist() for n in (3, 9, 17, 5, 12, 7)]
+    caches, refs = [m.new_cache() for _ in prompts], [ref.new_cache() for _ in prompts]
+    for p, c, r in zip(prompts, caches, refs):
+        m.forward(p[:-1], c)
+        ref.forward(p[:-1], r)
+    last = [p[-1] for p in prompts]
+    for step in range(2):
+        got = m.forward_seqs([([t], c) for t, c in zip(last, caches)])
+        want = ref.forward_seqs([([t], c) for t, c in zip(last, refs)])
+        res = compare_logits(got, want)
+        assert res["argmax_agree"] == 1.0 and res["mean_kl"] < 1e-3, (step, res)
+        last = np.argmax(want, -1).tolist()
+    cfg = m.config
+    n_rec = sum(cfg.is_recurrent(il) for il in range(cfg.n_layer))
+    assert calls == {"attn": 2 * (cfg.n_layer - n_rec), "delta": 2 * n_rec}
