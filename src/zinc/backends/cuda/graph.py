@@ -22,8 +22,8 @@ step of that many sequences runs (the first runs eagerly: a server's groups chan
 and a size that does not come again is not worth a capture). Where every op of
 the step found the sequences' cells through the group's tables (`CudaOps.kv_tables`: the batched attention), the
 graph replays on any caches, the new group's tables copied into the captured ones like the tokens; a step that
-read a sequence's own layers (`CacheGroup.addressed`: a recurrent layer, an attention taken a sequence at a
-time) replays only on caches at the captured addresses, and is captured again for others.
+read a sequence's own layers (`CacheGroup.addressed`: a layer taken a sequence at a time, as Gemma 3's attention
+with its query pre-scale) replays only on caches at the captured addresses, and is captured again for others.
 
 Graphs are captured and launched through the CUDA driver API (`DriverGraph`), not torch.cuda.CUDAGraph:
 from the 4th torch capture of a process on, every graph of the process (old ones too, and whatever

@@ -570,7 +570,7 @@ class CudaOps(BaseOps):
                                                   k_norm, eps)
         c, mscale = self._rope_factors(p, freq_factors)
         caches = kv.group.caches
-        cells = max(c.layer(kv.il).size for c in caches)
+        cells = max(cache.layer(kv.il).size for cache in caches)
         return kseqs.attention_seqs(q.float().contiguous(), k.float().contiguous(), v.float().contiguous(), pos,
                                     kv.table, caches[0].dtype == "f16", c, mscale, p.n_dims,
                                     p.mode in ("neox", "imrope"), float(kq_scale), int(window), sinks, q_norm, k_norm,
