@@ -115,21 +115,25 @@ def verify(model: Any, n_tokens: int = VERIFY_TOKENS, seed: int = 0) -> dict[str
     got = [np.asarray(model.forward(ids[:half], cache), np.float64)]
     for t in ids[half:]:
         got.append(np.asarray(model.forward([t], cache, last_only=True), np.float64))
-    step = np.concatenate(got, axis=0)
-    scale = float(np.max(np.abs(ref))) or 1.0
-    err = float(np.max(np.abs(step - ref))) / scale
-    agree = float(np.mean(np.argmax(step, -1) == np.argmax(ref, -1)))
-    finite = bool(np.all(np.isfinite(step)))
-    kl = mean_kl(ref, step) if finite else float("inf")
-    ok = finite and err <= VERIFY_RTOL and kl <= VERIFY_KL
-    res = {"tokens": n_tokens, "max_rel_err": err, "mean_kl": kl, "argmax_agreement": agree, "ok": ok}
-    if not ok and finite and model.config.n_expert and getattr(model.ops, "exact", True) is False:
+    res = {"tokens": n_tokens, **_agreement(ref, np.concatenate(got, axis=0))}
+    err, kl = res["max_rel_err"], res["mean_kl"]
+    if not res["ok"] and np.isfinite(kl) and model.config.n_expert and getattr(model.ops, "exact", True) is False:
         return _verify_exact(model, n_tokens, seed, res)
-    if not ok:
+    if not res["ok"]:
         raise BenchError(f"{model.path.name}: step-by-step logits differ from the full forward "
                          f"(max relative error {err:.3g}, limit {VERIFY_RTOL}; mean KL {kl:.3g}, limit {VERIFY_KL}); "
                          "not benchmarking a wrong model")
     return res
+
+
+def _agreement(ref: np.ndarray, step: np.ndarray) -> dict[str, Any]:
+    """How close stepwise logits are to reference ones: max |difference| over max |reference|, mean KL (inf with
+    a non-finite value), argmax agreement, and whether both are within VERIFY_RTOL and VERIFY_KL."""
+    err = float(np.max(np.abs(step - ref))) / (float(np.max(np.abs(ref))) or 1.0)
+    kl = mean_kl(ref, step) if np.all(np.isfinite(step)) else float("inf")
+    return {"max_rel_err": err, "mean_kl": kl,
+            "argmax_agreement": float(np.mean(np.argmax(step, -1) == np.argmax(ref, -1))),
+            "ok": bool(err <= VERIFY_RTOL and kl <= VERIFY_KL)}
 
 
 def verify_seqs(model: Any, n_steps: int = 4, seed: int = 0) -> dict[str, Any]:
@@ -146,14 +150,12 @@ def verify_seqs(model: Any, n_steps: int = 4, seed: int = 0) -> dict[str, Any]:
         want.append(np.stack([model.forward([t], c, last_only=True)[-1] for t, c in zip(last, alone)]))
         got.append(np.asarray(model.forward_seqs([([t], c) for t, c in zip(last, together)]), np.float64))
         last = [int(t) for t in np.argmax(want[-1], -1)]
-    ref, step = np.concatenate(want).astype(np.float64), np.concatenate(got)
-    err = float(np.max(np.abs(step - ref))) / (float(np.max(np.abs(ref))) or 1.0)
-    kl = mean_kl(ref, step) if np.all(np.isfinite(step)) else float("inf")
-    if not (err <= VERIFY_RTOL and kl <= VERIFY_KL):
+    res = _agreement(np.concatenate(want).astype(np.float64), np.concatenate(got))
+    if not res.pop("ok"):
         raise BenchError(f"{model.path.name}: sequences decoding together differ from each decoding alone (max "
-                         f"relative error {err:.3g}, limit {VERIFY_RTOL}; mean KL {kl:.3g}, limit {VERIFY_KL})")
-    return {"sequences": len(prompts), "steps": n_steps, "max_rel_err": err, "mean_kl": kl,
-            "argmax_agreement": float(np.mean(np.argmax(step, -1) == np.argmax(ref, -1)))}
+                         f"relative error {res['max_rel_err']:.3g}, limit {VERIFY_RTOL}; mean KL {res['mean_kl']:.3g}, "
+                         f"limit {VERIFY_KL})")
+    return {"sequences": len(prompts), "steps": n_steps, **res}
 
 
 def _verify_exact(model: Any, n_tokens: int, seed: int, default: dict[str, Any]) -> dict[str, Any]:
@@ -220,10 +222,8 @@ def _one_test(model: Any, kind: str, n: int, depth: int, reps: int, warmup: bool
         if r >= 0:
             times.append(dt)
             log(f"{name}: run {r + 1}/{reps}: {n / dt:.2f} tok/s")
-    rates = [n / t for t in times]
-    sd = statistics.stdev(rates) if len(rates) > 1 else 0.0
     res = {"name": name, "n_prompt": n if kind == "pp" else 0, "n_gen": n if kind == "tg" else 0,
-           "depth": depth, "tok_s": statistics.fmean(rates), "tok_s_sd": sd, "samples_s": times}
+           "depth": depth, **_rates(n, times)}
     if kind == "tg":
         res["bytes_per_token"] = decode_bytes(model, depth, n)
         res["GB_s"] = res["bytes_per_token"] * res["tok_s"] / 1e9
@@ -247,10 +247,14 @@ def _parallel_test(model: Any, n_seqs: int, n_prompt: int, n: int, reps: int, wa
         if r >= 0:
             times.append(dt)
             log(f"{name}: run {r + 1}/{reps}: {n_seqs * n / dt:.2f} tok/s")
-    rates = [n_seqs * n / t for t in times]
-    sd = statistics.stdev(rates) if len(rates) > 1 else 0.0
-    return {"name": name, "n_prompt": 0, "n_gen": n, "n_seqs": n_seqs, "depth": n_prompt,
-            "tok_s": statistics.fmean(rates), "tok_s_sd": sd, "samples_s": times}
+    return {"name": name, "n_prompt": 0, "n_gen": n, "n_seqs": n_seqs, "depth": n_prompt, **_rates(n_seqs * n, times)}
+
+
+def _rates(n: int, times: list[float]) -> dict[str, Any]:
+    """n tokens in each of `times` seconds: mean and sample sd of the tok/s (llama-bench's), and the times."""
+    rates = [n / t for t in times]
+    return {"tok_s": statistics.fmean(rates), "tok_s_sd": statistics.stdev(rates) if len(rates) > 1 else 0.0,
+            "samples_s": times}
 
 
 def run_bench(model: Any, *, n_prompt: Iterable[int] = (512,), n_gen: Iterable[int] = (128,),

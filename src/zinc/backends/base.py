@@ -355,11 +355,15 @@ class BaseOps:
                                k_norm=None, eps=0.0):
         """rope_qk_attention of several sequences' rows, each over its own cells: kv is a `GroupLayer` (the rows
         of kv.parts[i] are the next kv.counts[i]); a backend may do all of them in one launch (`kv_tables`)."""
+        return self._each_seq(kv, (q, k, v, pos), lambda c, q, k, v, pos: self.rope_qk_attention(
+            q, k, v, pos, p, freq_factors, c.k, c.v, c.pos, c.slots, c.n_kv, kq_scale, window, sinks, q_norm, k_norm,
+            eps))
+
+    def _each_seq(self, group_layer, xs, fn):
+        """fn(sequence i's part of `group_layer`, its rows of each of xs) for every sequence, concatenated by rows."""
         outs, r0 = [], 0
-        for n, c in zip(kv.counts, kv.parts):
-            rows = [self.slice_rows(x, r0, r0 + n) for x in (q, k, v, pos)]
-            outs.append(self.rope_qk_attention(*rows[:3], rows[3], p, freq_factors, c.k, c.v, c.pos, c.slots, c.n_kv,
-                                               kq_scale, window, sinks, q_norm, k_norm, eps))
+        for n, part in zip(group_layer.counts, group_layer.parts):
+            outs.append(fn(part, *(self.slice_rows(x, r0, r0 + n) for x in xs)))
             r0 += n
         return self.concat_rows(outs)
 
@@ -406,12 +410,8 @@ class BaseOps:
     def conv_delta_rule_seqs(self, mixed, alpha, b, conv_w, dt_bias, a, states, heads, eps):
         """conv_delta_rule of several sequences' rows, each on its own state: states is a `GroupLayer` (the rows of
         states.parts[i], a `LayerState`, are the next states.counts[i]); a backend may do all of them at once."""
-        outs, r0 = [], 0
-        for n, st in zip(states.counts, states.parts):
-            rows = [self.slice_rows(x, r0, r0 + n) for x in (mixed, alpha, b)]
-            outs.append(self.conv_delta_rule(*rows, conv_w, dt_bias, a, st.conv, st.ssm, heads, eps))
-            r0 += n
-        return self.concat_rows(outs)
+        return self._each_seq(states, (mixed, alpha, b), lambda st, mixed, alpha, b: self.conv_delta_rule(
+            mixed, alpha, b, conv_w, dt_bias, a, st.conv, st.ssm, heads, eps))
 
     def rms_norm_gated(self, x, w, eps, z, act):
         """rms_norm(x, w, eps) * unary(z, act) (z of x's shape)."""

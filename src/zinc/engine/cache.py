@@ -120,7 +120,7 @@ class KVCache:
         self.ops, self.n_ctx, self.n_ubatch, self.dtype = ops, n_ctx, n_ubatch, dtype
         self.layout = list(layout)
         self.layers: list[Any] = [self._make(s) for s in self.layout]
-        self._kv = self.kv_layers
+        self._kv = [lk for lk in self.layers if isinstance(lk, LayerKV)]  # (fixed: `begin` walks them each step)
         self.n_past = 0
         self._pending = 0
 
@@ -133,7 +133,7 @@ class KVCache:
 
     @property
     def kv_layers(self) -> list[LayerKV]:
-        return [lk for lk in self.layers if isinstance(lk, LayerKV)]
+        return self._kv
 
     @property
     def recurrent_layers(self) -> list[LayerState]:
@@ -247,22 +247,16 @@ class CacheGroup:
         if len({id(c) for c in caches}) != len(caches):
             raise ValueError("a cache group holds each cache once")
         self.ops, self.caches, self.counts = ops, list(caches), tuple(int(n) for n in counts)
-        self.layout = self.caches[0].layout
         self.tables: Any = None
         # whether a step read a sequence's own layers (not only the tables): a captured step then holds those
         # caches' addresses and replays on them only (the CUDA backend's graphs)
         self.addressed = False
 
-    @property
-    def n_seqs(self) -> int:
-        return len(self.caches)
-
     def begin(self) -> None:
         """Prepare every cache for its next `counts[i]` tokens (`KVCache.begin`), then the backend's tables."""
         for c, n in zip(self.caches, self.counts):
             c.begin(np.arange(c.n_past, c.n_past + n))
-        kv_tables = getattr(self.ops, "kv_tables", None)
-        self.tables = kv_tables(self) if kv_tables is not None else None
+        self.tables = self.ops.kv_tables(self)
 
     def end(self) -> None:
         for c in self.caches:
