@@ -16,3 +16,5 @@ timeout 200 python3 -m zinc.cli bench -m .real/q8b.gguf --backend cuda -p 0 -n 1
 tail -15 $OUT/r/s40_par.log | cut -c1-300
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['device'], d['verify'], [(t['name'], round(t['tok_s'], 1), round(t['tok_s_sd'], 1)) for t in d['tests']])" $OUT/r/s40_par.json
 date
+timeout 120 python3 bench/cuda_step_profile.py .real/q8b.gguf --seqs 64 --depth 128 --steps 16 --out $OUT/r 2>&1 | tail -22
+date
