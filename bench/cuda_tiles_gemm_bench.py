@@ -4,7 +4,7 @@ against the whole-weight dequantize + cuBLAS it replaced and a cuBLAS f16 GEMM o
 (what a float16 copy of the weights would cost). Checked against a float32 product of the dequantized weight.
 Prints us, the weight's GB/s and the best configurations per (shape, rows); JSON under --out.
 
-    python bench/cuda_tiles_gemm_bench.py [--out DIR] [--rows 16,64,128] [--shapes 0,3] [--configs 'bn,w,st,swap;...']
+    python bench/cuda_tiles_gemm_bench.py [--out DIR] [--rows 16,64,128] [--shapes 0,3] [--configs 'bn,w,st,swap,split;...']
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ SHAPES = [  # name, type, N, K, glu
     ("down", T.Q4_K, 4096, 12288, False),
     ("lm_head", T.Q6_K, 151936, 4096, False),
 ]
-GRID = [(bn, w, st, sw) for bn in (32, 64, 128) for w, st in ((4, 3), (8, 3), (4, 4)) for sw in (0, 1)]
+GRID = [(bn, w, st, sw, 1) for bn in (32, 64, 128) for w, st in ((4, 3), (8, 3), (4, 4)) for sw in (0, 1)]
+GRID += [(bn, 4, 3, sw, sp) for bn in (32, 64) for sw in (0, 1) for sp in (2, 4)]  # split K (not with glu)
 
 
 def main() -> None:
@@ -42,7 +43,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")))
     ap.add_argument("--rows", default="16,64,128")
     ap.add_argument("--shapes", default="", help="comma-separated SHAPES indices (default: all)")
-    ap.add_argument("--configs", default="", help="'bn,warps,stages,swap;...' instead of GRID")
+    ap.add_argument("--configs", default="", help="'bn,warps,stages,swap,splits;...' instead of GRID")
     a = ap.parse_args()
     dev = "cuda" if torch.cuda.is_available() else "cpu"  # cpu: a smoke run (TRITON_INTERPRET=1, tiny --configs)
     ops = CudaOps(device=dev, graphs=False)
@@ -75,12 +76,17 @@ def main() -> None:
 
             variants = [("f16 floor", floor), ("deq+cublas", cublas), ("tiles default", tiles)]
             bm = min(64, max(16, 1 << (m - 1).bit_length()))
-            for bn, w, st, sw in grid:
-                def fn(bn=bn, w=w, st=st, sw=sw):
-                    return kmoe.experts_gemm(x, ws[0].parts, int(t), 1, n, k, torch.zeros(m, 1, dtype=torch.int32,
-                                             device=dev), bm=bm, bn=bn, warps=w, stages=st, swap=bool(sw),
+            ids = torch.zeros(m, 1, dtype=torch.int32, device=dev)
+            aligned = kmoe.align_pairs(ids, 1, bm)
+            for bn, w, st, sw, sp in grid:
+                if glu and sp > 1:
+                    continue
+
+                def fn(bn=bn, w=w, st=st, sw=sw, sp=sp):
+                    return kmoe.experts_gemm(x, ws[0].parts, int(t), 1, n, k, ids, aligned, bm=bm, bn=bn, warps=w,
+                                             stages=st, swap=bool(sw), splits=sp,
                                              glu=(ws[1].parts, kel.GLU_ACTS["silu"]) if glu else None)[:, 0]
-                variants.append((f"bm={bm} bn={bn} w={w} st={st} swap={sw}", fn))
+                variants.append((f"bm={bm} bn={bn} w={w} st={st} swap={sw} split={sp}", fn))
             for vname, fn in variants:
                 try:
                     e = err(fn())

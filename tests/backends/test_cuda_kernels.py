@@ -63,6 +63,12 @@ def test_matmul_tiles_gemm(ops, ref, t, rows):
     assert rel(ops.to_numpy(ops.matmul(dx, dg)), ref.matmul(x, ref.upload(wg))) < 2e-3
     want = ref.matmul_glu(x, ref.upload(wg), ref.upload(wu), "silu")
     assert rel(ops.to_numpy(ops.matmul_glu(dx, dg, du, "silu")), want) < 2e-3
+    from zinc.backends.cuda.kernels import moe as kmoe  # K split in chunks of whole 64-blocks, partials summed
+
+    ids = ops.from_numpy(np.zeros((rows, 1), np.int32))
+    for splits in (2, 3):
+        got = kmoe.experts_gemm(dx, dg.parts, int(t), 1, 37, k, ids, bm=16, bn=32, splits=splits)[:, 0]
+        assert rel(ops.to_numpy(got), ref.matmul(x, ref.upload(wg))) < 2e-3
 
 
 @pytest.mark.parametrize("n,k,rows", [(37, 288, 1), (5, 4128, 3), (130, 1024, 4), (1, 32, 2)])
