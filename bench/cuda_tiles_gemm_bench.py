@@ -77,7 +77,9 @@ def main() -> None:
             variants = [("f16 floor", floor), ("deq+cublas", cublas), ("tiles default", tiles)]
             bm = min(64, max(16, 1 << (m - 1).bit_length()))
             ids = torch.zeros(m, 1, dtype=torch.int32, device=dev)
-            aligned = kmoe.align_pairs(ids, 1, bm)
+            nb = -(-m // bm)  # rows 0..m-1 then -1 padding, every block expert 0 (as `CudaOps._gemm_tiles`)
+            pairs = torch.arange(nb * bm, dtype=torch.int32, device=dev)
+            aligned = (torch.where(pairs < m, pairs, -1), torch.zeros(nb, dtype=torch.int32, device=dev))
             for bn, w, st, sw, sp in grid:
                 if glu and sp > 1:
                     continue

@@ -66,7 +66,7 @@ def test_matmul_tiles_gemm(ops, ref, t, rows):
     from zinc.backends.cuda.kernels import moe as kmoe  # K split in chunks of whole 64-blocks, partials summed
 
     ids = ops.from_numpy(np.zeros((rows, 1), np.int32))
-    for splits in (2, 3):
+    for splits in (2, 4):
         got = kmoe.experts_gemm(dx, dg.parts, int(t), 1, 37, k, ids, bm=16, bn=32, splits=splits)[:, 0]
         assert rel(ops.to_numpy(got), ref.matmul(x, ref.upload(wg))) < 2e-3
 

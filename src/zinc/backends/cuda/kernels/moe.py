@@ -123,8 +123,8 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
     expert's weight tiles dequantized once (`quant.sub64`: Q4_K, Q6_K, Q8_0, MXFP4; f16 operands, f32
     accumulation). GLU: a second weight (a2..d2) of the same type and shape, out = act(x W^T) * (x W2^T).
     out (pairs, N) f32, row = pair id. SWAP: the products as W x^T (the weight tile the dot's first operand), out
-    stored transposed. Split K: program (m, n, s) sums columns s * KS ... (s + 1) * KS - 1 of K (KS a multiple of 64)
-    into out + s * so (one (pairs, N) slice a split, summed after; without splits KS >= K, one slice)."""
+    stored transposed. Split K: program (m, n, s) sums columns s * KS ... (s + 1) * KS - 1 of K (KS a multiple of 64
+    that divides K) into out + s * so (one (pairs, N) slice a split, summed after; without splits KS >= K, one slice)."""
     pm = tl.program_id(0)
     e = tl.load(block_e + pm)
     if e < 0:
@@ -147,7 +147,7 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
         acc2 = tl.zeros([BM, BN], tl.float32)
     k_lo = tl.program_id(2) * KS
     out += tl.program_id(2).to(tl.int64) * so
-    for k0 in range(k_lo, tl.minimum(k_lo + KS, K), 64):
+    for k0 in range(k_lo, k_lo + KS, 64):
         kk = k0 + tl.arange(0, 64)
         xa = tl.load(x + xr[:, None] * sx + kk[None, :], mask=pmask[:, None] & (kk < K)[None, :], other=0.0)
         xa = xa.to(tl.float16)
@@ -227,15 +227,18 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
     glu: (parts of the up stack, GLU_ACTS code) for act(x Wg^T) * (x Wu^T). swap: the kernel's SWAP, by default
     for blocks of up to 32 pairs and for MXFP4 (`bench/cuda_experts_gemm_bench.py`, session 16: Qwen3.5's experts
     at 512 tokens 540 -> 381 us gate + up, GPT-OSS's 1,341 -> 1,087; with 64-pair blocks of Q4_K / Q6_K the
-    unswapped order was 4-15 % faster). splits (not with glu): K in that many chunks of whole 64-blocks, each its
-    own programs, their partial products summed after (more programs for a narrow N, the order of the sum fixed)."""
+    unswapped order was 4-15 % faster). splits (not with glu): K in that many equal chunks of whole 64-blocks (or the
+    most up to it that divide K's blocks), each its own programs, their partial products summed after (more
+    programs for a narrow N; the sum's order fixed)."""
     T, nsel = ids.shape
     bm = bm or block_rows(T * nsel, n_experts)
     swap = bm <= 32 or qtype == 39 if swap is None else swap
     pairs, block_e = aligned if aligned is not None else align_pairs(ids, n_experts, bm)
     x = x.reshape(-1, k).contiguous()
-    ks = triton.cdiv(triton.cdiv(k, 64), splits) * 64 if splits > 1 and glu is None else k
-    splits = triton.cdiv(k, ks)
+    blocks = triton.cdiv(k, 64)
+    splits = max(s for s in range(1, min(splits, blocks) + 1) if blocks % s == 0) if glu is None and k % 64 == 0 \
+        else 1
+    ks = k if splits == 1 else k // splits
     out = torch.empty((splits, T * nsel, n), dtype=torch.float32, device=x.device)
     a, b, c, d = (list(parts) + [parts[0]] * 4)[:4]
     a2, b2, c2, d2 = (list(glu[0]) + [glu[0][0]] * 4)[:4] if glu is not None else (a, b, c, d)
