@@ -131,6 +131,30 @@ def test_greedy_is_forward_then_argmax(tiny):
         m.close()
 
 
+def test_greedy_seqs_is_forward_seqs_then_argmax(tiny):
+    """Model.greedy_seqs (what tg{N}x{B} times) chooses what each sequence's own greedy steps choose, advances
+    every cache, and refuses a step past a cache's context or with a first token missing."""
+    m = load(tiny, n_ctx=64)
+    try:
+        prompts = [m.tokenize(t) for t in ("a b c d", "hello there", "x")]
+        alone, together = ([m.new_cache(40 + 8 * i) for i in range(3)] for _ in range(2))
+        for p, a, b in zip(prompts, alone, together):
+            m.forward(p[:-1], a)
+            m.forward(p[:-1], b)
+        want = [m.greedy(p[-1], c, 7) for p, c in zip(prompts, alone)]
+        got = m.greedy_seqs([p[-1] for p in prompts], together, 7)
+        assert got.shape == (3, 7) and got.tolist() == want
+        assert [c.n_past for c in together] == [c.n_past for c in alone] == [len(p) + 6 for p in prompts]
+        assert m.greedy_seqs([1, 2, 3], together, 0).shape == (3, 0)
+        with pytest.raises(ZincError, match="context is full"):
+            m.greedy_seqs([1, 2, 3], together, 35)
+        with pytest.raises(ValueError, match="one first token per cache"):
+            m.greedy_seqs([1, 2], together, 2)
+        assert [c.n_past for c in together] == [len(p) + 6 for p in prompts]  # the refused calls changed nothing
+    finally:
+        m.close()
+
+
 def test_bench_kv_type(tiny, tmp_path):
     """--kv-type reaches the backend: the JSON names the cells' type, and the check still passes on q8_0 cells."""
     r = zinc("bench", "-m", str(tiny), "--backend", "cpu", "--kv-type", "q8_0", "-p", "8", "-n", "4", "-r", "1",

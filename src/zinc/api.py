@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -120,6 +120,34 @@ class Model:
         out = self.ops.run_step(self.arch.forward, self.config, self.weights, batch, group)
         group.end()
         return self.ops.to_numpy(self.ops.argmax(out) if argmax else out)
+
+    def greedy_seqs(self, firsts: Sequence[int], caches: Sequence[KVCache], n: int) -> np.ndarray:
+        """Feed firsts[i] after what caches[i] holds and greedily decode n tokens of every sequence together
+        (`forward_seqs` steps): the chosen ids (len(caches), n). A backend that can keeps the loop on the device
+        (CUDA: a captured group step whose rows' argmax are the next step's tokens); else a step at a time."""
+        firsts = self._check_ids(firsts)
+        caches = list(caches)
+        if len(firsts) != len(caches) or not caches:
+            raise ValueError(f"greedy_seqs needs one first token per cache, got {len(firsts)} for {len(caches)}")
+        if n <= 0:
+            return np.zeros((len(caches), 0), np.int32)
+        if len(caches) > self.n_ubatch:
+            raise ZincError(f"{len(caches)} sequences in one step exceed n_ubatch={self.n_ubatch}")
+        for c in caches:
+            if c.n_past + n > c.n_ctx:
+                raise ZincError(f"context is full: {n} tokens do not fit after {c.n_past} (n_ctx={c.n_ctx})")
+        group = CacheGroup(self.ops, caches, [1] * len(caches))
+        group.begin()
+        batch = Batch.make_seqs(self.ops, [([t], c.n_past) for t, c in zip(firsts, caches)], last_only=True)
+        ran = self.ops.greedy_steps(self.arch.forward, self.config, self.weights, batch, group, n)
+        rows = [] if ran is None else [np.asarray(r, np.int32) for r in ran]  # the steps the device ran
+        for c in caches:
+            c.advance(len(rows))  # (with none run, begin() above only checked the positions)
+        toks = rows[-1].tolist() if rows else firsts
+        while len(rows) < n:
+            rows.append(self.forward_seqs([([t], c) for t, c in zip(toks, caches)], argmax=True).astype(np.int32))
+            toks = rows[-1].tolist()
+        return np.stack(rows, 1)
 
     @property
     def greedy_on_device(self) -> bool:

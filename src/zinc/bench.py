@@ -14,9 +14,9 @@ backend captures a prompt-chunk graph when a chunk length comes again):
 * ``tg{N}`` — N tokens decoded one at a time, each the argmax of the previous step: N / seconds;
 * with a depth D the cache first holds D random tokens (untimed) and the names get ``@d{D}``;
 * ``tg{N}x{B}`` (``parallel``) — B sequences, each after its own prompt of ``parallel_prompt`` random
-  tokens (untimed), decode N tokens together, one `Model.forward_seqs` step a token for all of them:
-  B N / seconds, every sequence's tokens counted (llama-batched-bench's generation speed); checked first by
-  `verify_seqs`.
+  tokens (untimed), decode N tokens together greedily, one step a token for all of them (`Model.greedy_seqs`:
+  on the device where the backend can): B N / seconds, every sequence's tokens counted (llama-batched-bench's
+  generation speed); its steps (`Model.forward_seqs`) checked first by `verify_seqs`.
 Results are the mean and sample standard deviation of the repetitions' tok/s, as llama-bench
 reports them; a tg test also gets the bytes a step reads (`decode_bytes`) and so the memory
 bandwidth it reached (GB/s). Progress goes to the `log` callback (stderr in the CLI).
@@ -239,10 +239,8 @@ def _parallel_test(model: Any, n_seqs: int, n_prompt: int, n: int, reps: int, wa
     times = []
     for r in range(-WARMUP_RUNS if warmup else 0, reps):
         caches = [d.rewind() for d in seqs]
-        toks = first
         t0 = time.perf_counter()
-        for _ in range(n):
-            toks = model.forward_seqs([([t], c) for t, c in zip(toks, caches)], argmax=True).tolist()
+        model.greedy_seqs(first, caches, n)
         dt = time.perf_counter() - t0
         if r >= 0:
             times.append(dt)

@@ -161,3 +161,29 @@ def test_forward_seqs_graphs(tmp_path, preset, tables, n_seqs):
             last = np.argmax(want, -1).tolist()
         new = m.ops._graphs.captures - before
         assert new == (0 if group and tables else 1), (group, new)
+
+
+@pytest.mark.parametrize("preset,tables", [("qwen3-tiny", True), ("qwen35-tiny", True), ("gemma3-tiny", False)])
+def test_greedy_seqs_graphs(tmp_path, preset, tables):
+    """A group's greedy decode on the device (`Model.greedy_seqs`: a captured group step whose rows' argmax feed the
+    next replay) chooses what its steps one at a time (`forward_seqs(argmax=True)`) choose, advances every cache;
+    a second group of other caches replays the same graph where the step read only the tables."""
+    path = tmp_path / f"{preset}.gguf"
+    write_model(str(path), preset, ftype="Q8_0", seed=13)
+    m = load(path, backend="cuda", n_ctx=96)
+    rng = np.random.default_rng(14)
+    for group in range(2):
+        prompts = [rng.integers(0, m.n_vocab, int(n)).tolist() for n in rng.integers(3, 40, 6)]
+        caches, steps = ([m.new_cache(96) for _ in prompts] for _ in range(2))
+        for p, c, s in zip(prompts, caches, steps):
+            m.forward(p[:-1], c)
+            m.forward(p[:-1], s)
+        last, want = [p[-1] for p in prompts], []
+        for _ in range(9):
+            last = m.forward_seqs([([t], c) for t, c in zip(last, steps)], argmax=True).tolist()
+            want.append(last)
+        before = m.ops._graphs.captures
+        got = m.greedy_seqs([p[-1] for p in prompts], caches, 9)
+        assert got.tolist() == np.array(want).T.tolist(), group
+        assert [c.n_past for c in caches] == [len(p) + 8 for p in prompts]
+        assert m.ops._graphs.captures - before == (0 if group and tables else 1), group

@@ -430,22 +430,28 @@ def test_greedy_chunks_give_the_one_step_results(model):
 
 
 class _SeqsCounting(_Counting):
-    """Also counts `forward_seqs` calls and whether they asked for argmax ids."""
+    """Also counts `forward_seqs` calls and whether they asked for argmax ids, and `greedy_seqs` calls' sizes."""
 
     def __init__(self, real) -> None:
         super().__init__(real)
         self.seqs_calls: list[tuple[int, bool]] = []
+        self.greedy_calls: list[tuple[int, int]] = []
 
     def forward_seqs(self, items, argmax=False):
         items = list(items)
         self.seqs_calls.append((len(items), argmax))
         return self.real.forward_seqs(items, argmax)
 
+    def greedy_seqs(self, firsts, caches, n):
+        self.greedy_calls.append((len(caches), n))
+        return self.real.greedy_seqs(firsts, caches, n)
+
 
 def test_requests_decode_together(model):
     """Three requests running at once decode in one forward a step (`Model.forward_seqs`): the tokens equal those of
-    each decoded alone, log-probabilities too; all plain greedy: argmax ids only; one needing logits: logits for all.
-    With batch_decode=False no step goes through forward_seqs."""
+    each decoded alone, log-probabilities too; all plain greedy: argmax ids only, up to the greedy chunk's 8 steps at
+    once (`Model.greedy_seqs`, a stop inside them dropping the rest); one needing logits: logits for all, a step at
+    a time. With batch_decode=False no step goes through forward_seqs or greedy_seqs."""
     ia, ib = model.tokenize(PROMPT_A), model.tokenize(PROMPT_B)
     plain = [(ia, SamplingParams.greedy(max_tokens=9, ignore_eos=True)),
              (ib, SamplingParams.greedy(max_tokens=12, ignore_eos=True)), (ia[:5], SamplingParams.greedy(max_tokens=7))]
@@ -454,15 +460,18 @@ def test_requests_decode_together(model):
         alone = _run_all(model, 1, jobs, batch_decode=False)
         counted = _SeqsCounting(model)
         together = _run_all(counted, 8, jobs)
-        assert counted.seqs_calls and max(n for n, _ in counted.seqs_calls) == 3
-        assert all(am == (jobs is plain) for _, am in counted.seqs_calls)
+        if jobs is plain:  # (the first tokens come with the prompts) the third's last 6 with the others', the
+            assert counted.greedy_calls == [(3, 6), (2, 2)] and not counted.seqs_calls  # first's last 2, then alone
+        else:
+            assert not counted.greedy_calls and max(n for n, _ in counted.seqs_calls) == 3
+            assert all(not am for _, am in counted.seqs_calls)
         for a, b in zip(alone, together):
             assert (a.token_ids, a.text, a.finish_reason) == (b.token_ids, b.text, b.finish_reason)
         lp = [np.array([t.logprob for t in r.logprobs]) for r in (alone[2], together[2]) if jobs is mixed]
         assert not lp or np.abs(lp[0] - lp[1]).max() < 1e-3
     counted = _SeqsCounting(model)
-    _run_all(counted, 1, plain, batch_decode=False)
-    assert not counted.seqs_calls
+    _run_all(counted, 8, plain, batch_decode=False)
+    assert not counted.seqs_calls and not counted.greedy_calls
 
 
 class _SeqsFailing(_Counting):

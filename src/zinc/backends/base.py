@@ -268,7 +268,8 @@ class BaseOps:
         """Greedy decode of up to n tokens from the one-token `batch` on the device (each step's
         argmax is the next step's token), returning the ids of the steps it ran as a host array and
         leaving the cache state written (the caller advances `cache.n_past` and runs any steps left
-        one by one); None where the backend runs none this way."""
+        one by one); None where the backend runs none this way. With a `CacheGroup` (a batch of
+        several sequences, one token each): (steps run, sequences) ids, each row's argmax its own."""
         return None
 
     def overwrite(self, dst, a: np.ndarray):

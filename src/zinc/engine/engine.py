@@ -27,7 +27,9 @@ cache computes its prompt afresh once a doubling).
 Each `step()` runs one `StepPlan` of the scheduler: prompt chunks (at most `n_ubatch` tokens, each its own
 forward) and one decode token per generating request. Two or more generating requests decode together in
 one forward (`Model.forward_seqs`: every weight read once for all of them; with `batch_decode=False` each
-its own); when all of them decode greedily on the raw logits only their argmax ids come back. A request
+its own); when all of them decode greedily on the raw logits only their argmax ids come back, and on a
+backend with a device-side greedy loop they take up to `greedy_chunk` tokens a step there together
+(`Model.greedy_seqs`). A request
 decoding alone greedily on the raw logits (`SamplingParams.is_plain_greedy`) on a backend with a
 device-side greedy loop (`Model.greedy_on_device`) takes up to `greedy_chunk` tokens a step there
 instead (`Model.greedy`: no logits to the host between them); tokens past a stop are dropped, and
@@ -488,8 +490,12 @@ class Engine:
     def _decode_together(self, reqs: list[_Request]) -> None:
         """One decode token for each of several requests in one forward, then each one's sampling."""
         greedy = all(r.params.is_plain_greedy for r in reqs)
+        n = min([self.greedy_chunk] + [min(r.n_ctx - r.cache.n_past, r.tokens_left) for r in reqs]) if greedy else 1
         try:
-            out = self.model.forward_seqs([(r.tokens[-1:], r.cache) for r in reqs], argmax=greedy)
+            if n > 1:  # (tokens past a request's stop are dropped, like `_advance`'s)
+                out = self.model.greedy_seqs([r.tokens[-1] for r in reqs], [r.cache for r in reqs], n)
+            else:
+                out = self.model.forward_seqs([(r.tokens[-1:], r.cache) for r in reqs], argmax=greedy)
         except Exception as e:  # noqa: BLE001 - the step failed for all of them
             if any(getattr(r.cache, "recurrent_layers", True) for r in reqs):  # state half stepped: no retry
                 for r in reqs:
@@ -507,7 +513,11 @@ class Engine:
             return
         for r, row in zip(reqs, out):
             try:
-                if greedy:
+                if n > 1:
+                    for token in row:
+                        if self._emit(r, int(token), None):
+                            break
+                elif greedy:
                     self._emit(r, int(row), None)
                 else:
                     self._sample(r, row)

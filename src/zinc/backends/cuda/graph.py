@@ -24,6 +24,8 @@ the step found the sequences' cells through the group's tables (`CudaOps.kv_tabl
 graph replays on any caches, the new group's tables copied into the captured ones like the tokens; a step that
 read a sequence's own layers (`CacheGroup.addressed`: a layer taken a sequence at a time, as Gemma 3's attention
 with its query pre-scale) replays only on caches at the captured addresses, and is captured again for others.
+A group's greedy decode (`greedy_seqs`) is such a step followed by each row's argmax, which becomes its
+sequence's next token, replayed n times like `greedy` (captured at once: its caller asks for several steps).
 
 Graphs are captured and launched through the CUDA driver API (`DriverGraph`), not torch.cuda.CUDAGraph:
 from the 4th torch capture of a process on, every graph of the process (old ones too, and whatever
@@ -179,31 +181,47 @@ class StepGraphs:
         """A step of several sequences (see the module docstring); eager unless each has one row."""
         if any(n != 1 for n in batch.seqs):
             return forward(self.ops, cfg, weights, batch, group)
-        # (the largest cache sets the attention's splits: `CudaOps.rope_qk_attention_seqs`)
-        key = (id(forward), id(cfg), id(weights), "seqs", batch.n, bool(batch.last_only),
-               max(c.n_ctx for c in group.caches))
-        g = self.graphs.get(key)
-        if (g is not None and (g.tables is None) == (group.tables is None)
-                and (not g.signature or g.signature == group_signature(group))):
-            self.graphs.move_to_end(key)
-            g.tokens.copy_(batch.tokens.reshape(g.tokens.shape), non_blocking=True)
-            g.pos.copy_(batch.pos.reshape(g.pos.shape), non_blocking=True)
-            if g.tables is not None:
-                g.tables.copy_(group.tables, non_blocking=True)
+        key = self._group_key(forward, cfg, weights, batch, group, "seqs")
+        g = self._group_graph(key, batch, group)
+        if g is not None:
             g.graph.replay()
             return g.out
-        if g is None and key not in self.seen:  # a new number of sequences: eager, captured when it comes again
+        if key not in self.seen:  # a new number of sequences: eager, captured when it comes again
             self._see(key)
             return forward(self.ops, cfg, weights, batch, group)
+        return self._capture_group(key, forward, cfg, weights, batch, group)[0]
+
+    @staticmethod
+    def _group_key(forward, cfg, weights, batch, group, kind: str) -> tuple:
+        # (the largest cache sets the attention's splits: `CudaOps.rope_qk_attention_seqs`)
+        return (id(forward), id(cfg), id(weights), kind, batch.n, bool(batch.last_only),
+                max(c.n_ctx for c in group.caches))
+
+    def _group_graph(self, key: tuple, batch, group) -> "_Captured | None":
+        """The group step captured under key, its tokens, positions and tables set to this step's, if it can
+        replay on this group's caches."""
+        g = self.graphs.get(key)
+        if (g is None or (g.tables is None) != (group.tables is None)
+                or (g.signature and g.signature != group_signature(group))):
+            return None
+        self.graphs.move_to_end(key)
+        g.tokens.copy_(batch.tokens.reshape(g.tokens.shape), non_blocking=True)
+        g.pos.copy_(batch.pos.reshape(g.pos.shape), non_blocking=True)
+        if g.tables is not None:
+            g.tables.copy_(group.tables, non_blocking=True)
+        return g
+
+    def _capture_group(self, key: tuple, forward, cfg, weights, batch, group, greedy: bool = False):
+        """`_capture` of a group step (kept under key when it captured): (its eager result, _Captured or None)."""
         if group.tables is not None:  # the captured step reads these; later groups' tables are copied in
             group.tables = group.tables.clone()
         group.addressed = False
-        out, g = self._capture(forward, cfg, weights, batch, group)
+        out, g = self._capture(forward, cfg, weights, batch, group, greedy=greedy)
         if g is not None:
             g.signature = group_signature(group) if group.addressed else ()
             g.tables = group.tables
             self._keep(key, g)
-        return out
+        return out, g
 
     def run(self, forward, cfg, weights, batch, cache) -> torch.Tensor:
         if batch.seqs:
@@ -262,6 +280,28 @@ class StepGraphs:
             g.graph.replay()
         return g.chosen[:n].cpu()
 
+    def greedy_seqs(self, forward, cfg, weights, batch, group, n: int) -> torch.Tensor:
+        """`greedy` for a group of sequences one token each: n steps, each row's argmax its sequence's next token;
+        (steps run, sequences) ids: all n, or only the first (eager) step when the capture failed."""
+        key = self._group_key(forward, cfg, weights, batch, group, "greedy")
+        g = self._group_graph(key, batch, group)
+        done = 0
+        if g is None:
+            out, g = self._capture_group(key, forward, cfg, weights, batch, group, greedy=True)
+            first = torch.argmax(out, dim=-1).to(torch.int32)
+            if g is None:
+                return first.reshape(1, -1).cpu()
+            g.chosen[0] = first
+            g.tokens.copy_(first.reshape(g.tokens.shape))
+            g.pos.copy_(batch.pos.reshape(g.pos.shape) + 1)
+            g.count.fill_(1)
+            done = 1
+        else:
+            g.count.zero_()
+        for _ in range(n - done):
+            g.graph.replay()
+        return g.chosen[:n].cpu()
+
     @contextmanager
     def _capture_paths(self):
         """The ops take the paths a capture needs (no host syncs) while inside."""
@@ -285,14 +325,21 @@ class StepGraphs:
             eager = forward(self.ops, cfg, weights, static, cache).clone()
         torch.cuda.synchronize(self.ops.device)
         chosen = count = None
-        if greedy:
-            chosen = torch.zeros((cache.n_ctx,), dtype=torch.int32, device=self.ops.device)
+        if greedy:  # (a group: a row of ids a step)
+            chosen = torch.zeros((max(c.n_ctx for c in cache.caches), batch.n) if batch.seqs else (cache.n_ctx,),
+                                 dtype=torch.int32, device=self.ops.device)
             count = torch.zeros((1,), dtype=torch.int64, device=self.ops.device)
         graph = DriverGraph()
         try:
             with self._capture_paths(), graph.capture(self.stream, self.pool):
                 out = forward(self.ops, cfg, weights, static, cache)
-                if greedy:  # the chosen id feeds the next replay: token, position + 1, appended
+                if greedy and batch.seqs:  # each row's id: its sequence's next token, position + 1, a row appended
+                    ids = torch.argmax(out, dim=-1).to(torch.int32)
+                    tokens.copy_(ids)
+                    pos.add_(1)
+                    chosen.index_copy_(0, count, ids[None])
+                    count.add_(1)
+                elif greedy:  # the chosen id feeds the next replay: token, position + 1, appended
                     kel.greedy_next(out[-1].float().contiguous(), tokens, pos, chosen, count)
         except RuntimeError as e:  # torch.AcceleratorError is one
             self.uncapturable.add(self._kind(forward, cfg, weights, batch))

@@ -693,7 +693,13 @@ class CudaOps(BaseOps):
 
     # -- the graph-captured decode step --------------------------------------------------------------------
     def greedy_steps(self, forward, cfg, weights, batch, cache, n):
-        """n greedy steps as replays of one captured step whose argmax feeds the next (graph.py)."""
+        """n greedy steps as replays of one captured step whose argmax feeds the next (graph.py); a group of
+        sequences one token each (`CacheGroup`): each row's argmax its sequence's next token."""
+        if batch.seqs:
+            if any(k != 1 for k in batch.seqs):
+                return None
+            graphs = self._step_graphs(forward, cfg, weights, batch)
+            return None if graphs is None else graphs.greedy_seqs(forward, cfg, weights, batch, cache, n).numpy()
         graphs = self._step_graphs(forward, cfg, weights, batch) if batch.n == 1 else None
         return None if graphs is None else graphs.greedy(forward, cfg, weights, batch, cache, n).numpy()
 

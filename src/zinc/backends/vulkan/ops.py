@@ -170,7 +170,7 @@ class VulkanOps(MatvecOps, BaseOps):
         inputs (position, cache cells, RoPE tables) ahead, through the queue, so a step still running
         keeps its own; it encodes step i + 1 while step i runs and reads the ids once at the end. The
         first step records the step if needed; an unreplayable step runs only that one (None: none)."""
-        if batch.n != 1 or not self.replay or n <= 0:
+        if batch.n != 1 or batch.seqs or not self.replay or n <= 0:
             return None
         p0 = int(batch.pos_host[0])
         out = self.run_step(forward, cfg, weights, batch, cache)  # step 0: host token, maybe recorded
