@@ -16,6 +16,7 @@ model's engine (`zinc.engine`); `stream=True` gives the text as it comes.
 from __future__ import annotations
 
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -24,6 +25,7 @@ import numpy as np
 from zinc.backends import get_backend
 from zinc.backends.base import BaseOps, Ops
 from zinc.engine.cache import CacheGroup, KVCache
+from zinc.engine.sampler import TopLogits
 from zinc.errors import ZincError
 from zinc.gguf import GGUFFile
 from zinc.models.base import Batch, Config, load_weights
@@ -87,10 +89,13 @@ class Model:
         dtype = dtype or self.ops.kv_dtype
         return KVCache(self.ops, self.arch.cache_layout(self.config), n_ctx or self.n_ctx, self.n_ubatch, dtype)
 
-    def forward(self, ids: Iterable[int], cache: KVCache, last_only: bool = False) -> np.ndarray:
-        """Run `ids` after what `cache` holds; float32 logits for every token (or only the last)."""
+    def forward(self, ids: Iterable[int], cache: KVCache, last_only: bool = False, top: int = 0) -> Any:
+        """Run `ids` after what `cache` holds; float32 logits for every token (or only the last). With `top`:
+        the last token's `TopLogits` (its `top` best logits and their log-sum-exp: what sampling needs, without
+        the whole row leaving the device)."""
         ids = self._check_ids(ids)
-        result = np.empty((1 if last_only else len(ids), self.n_vocab), np.float32)
+        last_only = last_only or top > 0
+        result: Any = np.empty((1 if last_only else len(ids), self.n_vocab), np.float32)
         for s in range(0, len(ids), self.n_ubatch):
             chunk = ids[s:s + self.n_ubatch]
             batch = Batch.make(self.ops, chunk, cache.n_past, last_only=last_only)
@@ -100,14 +105,29 @@ class Model:
             if not last_only:
                 result[s:s + len(chunk)] = self.ops.to_numpy(out)
             elif s + len(chunk) == len(ids):
-                result[:] = self.ops.to_numpy(out)
+                result = self._top_rows(out, top)[0] if top > 0 else self.ops.to_numpy(out)
         return result
 
-    def forward_seqs(self, items: Iterable[tuple[Iterable[int], KVCache]], argmax: bool = False) -> np.ndarray:
+    def _top_rows(self, out: Any, k: int) -> list[TopLogits]:
+        """Each row of the step's logits `out` as `TopLogits` (the whole row fetched only if asked)."""
+        vals, ids, lse = self.ops.top_logits(out, k)
+        rows: list[np.ndarray] = []
+
+        def full(i: int) -> np.ndarray:
+            if not rows:
+                rows.append(np.asarray(self.ops.to_numpy(out), np.float32).reshape(len(lse), -1))
+            return rows[0][i]
+
+        return [TopLogits(ids[i], vals[i].astype(np.float64), float(lse[i]), self.n_vocab, partial(full, i))
+                for i in range(len(lse))]
+
+    def forward_seqs(self, items: Iterable[tuple[Iterable[int], KVCache]], argmax: bool = False,
+                     top: int = 0) -> Any:
         """One step over several sequences (batched decode): each (ids, cache) runs its ids after what its cache
         holds, all in one forward (the weights read once for every row). Returns float32 logits of each
         sequence's last token (len(items), n_vocab), or with `argmax` their greedy ids (len(items),) int32
-        (picked on the device: only those come back). Each cache at most once; at most n_ubatch rows in all."""
+        (picked on the device: only those come back), or with `top` each one's `TopLogits` (a list). Each cache
+        at most once; at most n_ubatch rows in all."""
         items = [(self._check_ids(ids), cache) for ids, cache in items]
         if not items:
             raise ValueError("forward_seqs needs at least one (ids, cache) item")
@@ -119,6 +139,8 @@ class Model:
         batch = Batch.make_seqs(self.ops, [(ids, c.n_past) for ids, c in items], last_only=True)
         out = self.ops.run_step(self.arch.forward, self.config, self.weights, batch, group)
         group.end()
+        if top > 0 and not argmax:
+            return self._top_rows(out, top)
         return self.ops.to_numpy(self.ops.argmax(out) if argmax else out)
 
     def greedy_seqs(self, firsts: Sequence[int], caches: Sequence[KVCache], n: int) -> np.ndarray:

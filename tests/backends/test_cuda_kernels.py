@@ -427,3 +427,15 @@ def test_cos_sin_rounds_once():
         got = got.cpu().numpy()
         err = np.abs(got.astype(np.float64) - want)
         assert np.all(err <= 0.5 * np.spacing(np.abs(want).astype(np.float32)) + 1e-9), err.max()
+
+
+@pytest.mark.parametrize("n_vocab,k", [(1000, 128), (77, 128), (5003, 1)])
+def test_top_logits(ops, ref, n_vocab, k):
+    """The best k logits of each row, their ids and the row's log-sum-exp (what sampling takes from the device)
+    against the NumPy backend's; a row with a masked (-inf) token keeps it out of the best."""
+    x = np.random.default_rng(n_vocab).standard_normal((3, n_vocab)).astype(np.float32) * 3
+    x[1, 5] = -np.inf
+    got, want = ops.top_logits(ops.from_numpy(x), k), ref.top_logits(x, k)
+    assert got[0].shape == want[0].shape == (3, min(k, n_vocab)) and got[1].dtype == np.int64
+    assert np.array_equal(got[1], want[1]) and np.allclose(got[0], want[0], atol=0)
+    assert np.allclose(got[2], want[2], rtol=1e-6) and 5 not in got[1][1][:n_vocab - 1]

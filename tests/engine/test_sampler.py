@@ -346,3 +346,74 @@ def test_nan_or_plus_inf_logits_are_refused(bad):
             Sampler(params, 37).sample(x)
     x[11] = -np.inf  # -inf is a masked token, not an error
     assert Sampler(SamplingParams.greedy(), 37).sample(x)[0] != 11
+
+
+# -- sampling from a row's best logits (TopLogits) ----------------------------------------------
+
+def top_of(row, k):
+    """`TopLogits` of a host row (through the NumPy backend's `top_logits`), counting fetches of the whole row."""
+    from zinc.backends.cpu import CpuOps
+    from zinc.engine.sampler import TopLogits
+
+    vals, ids, lse = CpuOps().top_logits(row[None], k)
+    fetched = []
+
+    def full():
+        fetched.append(1)
+        return row
+    return TopLogits(ids[0], vals[0].astype(np.float64), float(lse[0]), row.size, full), fetched
+
+
+TOP_CASES = [  # params, whether the best 128 suffice (no fetch of the whole row)
+    (dict(), True),
+    (dict(top_k=40, repeat_penalty=1.3, frequency_penalty=0.2, presence_penalty=0.1), True),
+    (dict(top_k=5, top_p=0.5, min_p=0.2, logit_bias={7: -2.0, 4000: -np.inf}), True),
+    (dict(temperature=0.0, repeat_penalty=1.5), True),
+    (dict(top_k=40, logprobs=True, top_logprobs=5), True),
+    (dict(top_k=0), False),  # no top-k cut: any token may be a candidate
+    (dict(top_k=40, logit_bias={4321: 30.0}), False),  # a positive bias may lift a token from outside
+    (dict(top_k=40, repeat_penalty=0.5), False),  # a penalty that raises history tokens outside
+    (dict(top_k=128), False),  # top-k no narrower than what came back
+]
+
+
+@pytest.mark.parametrize("kw,sparse", TOP_CASES)
+def test_top_logits_sample_as_the_whole_row(kw, sparse):
+    """A row's best 128 logits (`TopLogits`) give the tokens (and logprobs) of the whole row with the same seed,
+    fetching the whole row only where a token outside them could be a candidate."""
+    rng = np.random.default_rng(5)
+    n_vocab = 6007
+    history = rng.integers(0, n_vocab, 90).tolist()
+    params = SamplingParams(seed=17, **kw)
+    whole, top = Sampler(params, n_vocab), Sampler(params, n_vocab)
+    fetches = 0
+    for step in range(60):
+        row = (rng.standard_normal(n_vocab) * 2.5).astype(np.float32)
+        row[history[-20:]] += 4.0  # the penalised tokens among the best
+        t, fetched = top_of(row, 128)
+        want, got = whole.sample(row, history), top.sample(t, history)
+        assert got[0] == want[0], (step, got, want)
+        if params.logprobs:
+            assert [t for t, _ in got[1].top] == [t for t, _ in want[1].top]
+            assert [v for _, v in got[1].top] == pytest.approx([v for _, v in want[1].top], abs=1e-5)
+            assert got[1].logprob == pytest.approx(want[1].logprob, abs=1e-5)
+        fetches += len(fetched)
+        history.append(got[0])
+    assert (fetches == 0) == sparse, fetches
+
+
+def test_top_logits_of_a_small_vocabulary_and_bad_rows():
+    """Every token came back (k >= n_vocab): any settings sample as the whole row without fetching it; a row
+    with NaN or +inf is fetched and refused as a row is."""
+    rng = np.random.default_rng(6)
+    for kw in (dict(top_k=0), dict(top_k=0, top_p=0.9, min_p=0.0, logit_bias={3: 2.0}), dict(repeat_penalty=0.7)):
+        params = SamplingParams(seed=3, **kw)
+        whole, top = Sampler(params, 50), Sampler(params, 50)
+        for _ in range(40):
+            row = rng.standard_normal(50).astype(np.float32)
+            t, fetched = top_of(row, 128)
+            assert top.sample(t, [1, 2, 3])[0] == whole.sample(row, [1, 2, 3])[0] and not fetched
+    row = rng.standard_normal(50).astype(np.float32)
+    row[9] = np.nan
+    with pytest.raises(ValueError, match="NaN or \\+inf"):
+        Sampler(SamplingParams(seed=1), 50).sample(top_of(row, 8)[0])

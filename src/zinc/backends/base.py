@@ -193,6 +193,7 @@ class Ops(Protocol):
 
     # -- sampling -------------------------------------------------------------------------------------
     def argmax(self, x: Array) -> Array: ...  # over the last axis
+    def top_logits(self, x: Array, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...  # (BaseOps: host)
 
     # -- fused (defaults in BaseOps) ----------------------------------------------------------------------
     def add_rms_norm(self, x: Array, r: Array, w: Array | None, eps: float) -> tuple[Array, Array]: ...
@@ -263,6 +264,21 @@ class BaseOps:
     def run_step(self, forward, cfg, weights, batch, cache):
         """One model step; a backend may run it its own way (CUDA replays a captured decode graph)."""
         return forward(self, cfg, weights, batch, cache)
+
+    def top_logits(self, x, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Each row of logits x (..., n_vocab): its k best values, descending (rows, k) float32, their ids
+        (rows, k) int64 and the row's log-sum-exp (rows,) float64 (NaN where its max is not finite), on the
+        host: what sampling needs of a row (`engine.sampler.TopLogits`)."""
+        a = np.asarray(self.to_numpy(x), np.float32)
+        a = a.reshape(-1, a.shape[-1])
+        k = max(1, min(int(k), a.shape[1]))
+        part = np.argpartition(-a, k - 1, axis=1)[:, :k]
+        v = np.take_along_axis(a, part, 1)
+        order = np.argsort(-v, axis=1, kind="stable")
+        m = a.max(1, keepdims=True).astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            lse = (m + np.log(np.exp(a - m).sum(1, keepdims=True)))[:, 0]
+        return np.take_along_axis(v, order, 1), np.take_along_axis(part, order, 1).astype(np.int64), lse
 
     def greedy_steps(self, forward, cfg, weights, batch, cache, n):
         """Greedy decode of up to n tokens from the one-token `batch` on the device (each step's

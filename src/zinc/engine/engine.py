@@ -29,7 +29,9 @@ forward) and one decode token per generating request. Two or more generating req
 one forward (`Model.forward_seqs`: every weight read once for all of them; with `batch_decode=False` each
 its own); when all of them decode greedily on the raw logits only their argmax ids come back, and on a
 backend with a device-side greedy loop they take up to `greedy_chunk` tokens a step there together
-(`Model.greedy_seqs`). A request
+(`Model.greedy_seqs`). Sampling takes each row's best `TOP_LOGITS` logits (`Model.forward(..., top=k)`,
+`sampler.TopLogits`; `top_logits=0`: whole rows) where the model offers them: the whole row leaves the device
+only when the request's settings need it (see `engine.sampler`). A request
 decoding alone greedily on the raw logits (`SamplingParams.is_plain_greedy`) on a backend with a
 device-side greedy loop (`Model.greedy_on_device`) takes up to `greedy_chunk` tokens a step there
 instead (`Model.greedy`: no logits to the host between them); tokens past a stop are dropped, and
@@ -45,6 +47,7 @@ runs steps itself under a lock; every waiting thread then makes every request pr
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import sys
 import threading
@@ -53,7 +56,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from zinc.engine.sampler import Sampler, SamplingParams, StopChecker, TokenLogprob
+from zinc.engine.sampler import TOP_LOGITS, Sampler, SamplingParams, StopChecker, TokenLogprob
 from zinc.engine.scheduler import Scheduler, StepPlan, WorkItem
 
 FINISH_REASONS = ("stop", "length", "cancelled", "error")
@@ -303,9 +306,13 @@ class Engine:
 
     def __init__(self, model: Any, *, max_running: int = 4, n_ctx: int | None = None,
                  step_tokens: int | None = None, log: Callable[[str], None] | None = None,
-                 greedy_chunk: int | None = None, batch_decode: bool = True) -> None:
+                 greedy_chunk: int | None = None, batch_decode: bool = True, top_logits: int = TOP_LOGITS) -> None:
         self.model = model
         self.batch_decode = bool(batch_decode) and hasattr(model, "forward_seqs")
+        # sampling from each row's best logits (0: whole rows), where the model offers them (a proxy may not)
+        self._top = {"top": top_logits} if top_logits > 0 and _takes(model.forward, "top") else {}
+        self._seqs_top = {"top": top_logits} if self._top and self.batch_decode and _takes(model.forward_seqs,
+                                                                                              "top") else {}
         if greedy_chunk is None:
             greedy_chunk = GREEDY_CHUNK if getattr(model, "greedy_on_device", False) else 1
         self.greedy_chunk = max(1, int(greedy_chunk))
@@ -494,8 +501,10 @@ class Engine:
         try:
             if n > 1:  # (tokens past a request's stop are dropped, like `_advance`'s)
                 out = self.model.greedy_seqs([r.tokens[-1] for r in reqs], [r.cache for r in reqs], n)
+            elif greedy:
+                out = self.model.forward_seqs([(r.tokens[-1:], r.cache) for r in reqs], argmax=True)
             else:
-                out = self.model.forward_seqs([(r.tokens[-1:], r.cache) for r in reqs], argmax=greedy)
+                out = self.model.forward_seqs([(r.tokens[-1:], r.cache) for r in reqs], **self._seqs_top)
         except Exception as e:  # noqa: BLE001 - the step failed for all of them
             if any(getattr(r.cache, "recurrent_layers", True) for r in reqs):  # state half stepped: no retry
                 for r in reqs:
@@ -529,9 +538,10 @@ class Engine:
             if not req.t_prefill:
                 req.t_prefill = time.perf_counter()
             ids = req.tokens[req.n_prefilled:req.n_prefilled + item.n_tokens]
-            logits = self.model.forward(ids, req.cache, last_only=True)
+            done = len(ids) == req.prefill_remaining
+            logits = self.model.forward(ids, req.cache, last_only=True, **(self._top if done else {}))
             req.n_prefilled += len(ids)
-            if req.prefill_remaining:
+            if not done:
                 return
         else:
             n = min(self.greedy_chunk, req.n_ctx - req.cache.n_past, req.tokens_left)
@@ -540,8 +550,8 @@ class Engine:
                     if self._emit(req, token, None):
                         return
                 return
-            logits = self.model.forward(req.tokens[-1:], req.cache, last_only=True)
-        self._sample(req, logits[-1])
+            logits = self.model.forward(req.tokens[-1:], req.cache, last_only=True, **self._top)
+        self._sample(req, logits if self._top else logits[-1])
 
     def _sample(self, req: _Request, row: Any) -> None:
         token, lp = req.sampler.sample(row, req.tokens)
@@ -661,3 +671,11 @@ def generate_ids(engine: Engine, prompt_ids: Sequence[int], params: SamplingPara
 
 __all__ = ["Engine", "Event", "GenerationResult", "RequestHandle", "RequestStats", "Usage",
            "FINISH_REASONS", "generate_ids"]
+
+
+def _takes(fn: Callable, name: str) -> bool:
+    """Whether `fn` has a parameter `name`."""
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False

@@ -26,6 +26,14 @@ Logprobs (``logprobs=True``) are the log-softmax of the raw model logits, before
 truncation and temperature: the model's own distribution, as the OpenAI API and llama-server
 (``post_sampling_probs=false``) report it, with the ``top_logprobs`` most likely alternatives.
 
+A device backend need not send a whole row of logits to the host for this: `TopLogits` is a row's best
+`TOP_LOGITS` raw logits with their ids and the row's log-sum-exp (`Model.forward(..., top=k)`). `sample` takes
+one in place of a row and draws from those alone when no other token could be a candidate: where every other
+token's logit after steps 1-2 is at most the k-th best raw one (no positive bias, no penalty that raises, on a
+token outside them) and top-k keeps only tokens above it (greedy: the best is above it). The candidates, their
+order and the draw are then those of the whole row; otherwise (top-k off, a bias that could lift an outside
+token, NaN) it fetches the row (`TopLogits.full`).
+
 `StopMatcher` finds stop strings in streamed text, also across token boundaries; `StopChecker`
 combines it with end-of-generation tokens and ``max_tokens`` into a finish reason.
 """
@@ -34,12 +42,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 _ADAPTIVE_MIN = 1024  # top-p on more candidates than this first tries the best _ADAPTIVE_K only
 _ADAPTIVE_K = 256
+TOP_LOGITS = 128  # the best logits of a row a device backend sends for sampling (top-k 40 + a 64-token window)
 
 
 def _field_error(name: str, why: str, value: object) -> ValueError:
@@ -172,6 +181,19 @@ class TokenLogprob:
     top: tuple[tuple[int, float], ...] = field(default=())  # (token, logprob), most likely first
 
 
+@dataclass(frozen=True)
+class TopLogits:
+    """One row of logits as a backend sends it for sampling (see the module docstring): its best raw logits
+    (`vals`, descending) and their token ids, the log-sum-exp of the whole row, the vocabulary size, and `full()`,
+    which fetches the whole row (only until the model's next step)."""
+
+    ids: np.ndarray  # (k,) int64
+    vals: np.ndarray  # (k,) float64, descending
+    lse: float
+    n_vocab: int
+    full: Callable[[], np.ndarray]
+
+
 def log_softmax(logits: np.ndarray) -> np.ndarray:
     """Numerically stable log-softmax in float64 (``-inf`` entries stay ``-inf``)."""
     x = np.asarray(logits, dtype=np.float64)
@@ -261,11 +283,14 @@ class Sampler:
 
     def candidates(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Steps 3-6: the surviving token ids and their (temperature-scaled) logits."""
-        p = self.params
         ids = np.nonzero(x > -np.inf)[0]
         if ids.size == 0:
             raise ValueError("every token has logit -inf after logit bias: nothing can be sampled")
-        vals = x[ids]
+        return self._candidates(ids, x[ids])
+
+    def _candidates(self, ids: np.ndarray, vals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Steps 3-6 on the finite logits `vals` of tokens `ids` (ascending)."""
+        p = self.params
         if 0 < p.top_k < ids.size:
             keep = np.argpartition(-vals, p.top_k - 1)[: p.top_k]
             keep = keep[np.argsort(-vals[keep], kind="stable")]
@@ -287,22 +312,83 @@ class Sampler:
         out[ids] = _softmax(vals)
         return out
 
-    def sample(self, logits: np.ndarray, history: Sequence[int] = ()) -> tuple[int, TokenLogprob | None]:
-        """The next token given this step's logits (n_vocab,) and the sequence so far (prompt and
-        generated tokens, for the penalties); with ``logprobs`` also its `TokenLogprob`."""
+    def sample(self, logits: "np.ndarray | TopLogits",
+               history: Sequence[int] = ()) -> tuple[int, TokenLogprob | None]:
+        """The next token given this step's logits (n_vocab,) or their `TopLogits` and the sequence so far
+        (prompt and generated tokens, for the penalties); with ``logprobs`` also its `TokenLogprob`."""
+        if isinstance(logits, TopLogits):
+            token = self._sample_top(logits, history)
+            if token is not None:
+                return token, (self.logprob(logits, token) if self.params.logprobs else None)
+            logits = logits.full()
         x = self.transform(logits, history)
         if self.params.is_greedy:
             token = int(np.argmax(x))
         else:
-            ids, vals = self.candidates(x)
-            probs = _softmax(vals)
-            u = self.rng.random()
-            idx = int(np.searchsorted(np.cumsum(probs), u * probs.sum(), side="left"))
-            token = int(ids[min(idx, ids.size - 1)])
+            token = self._draw(*self.candidates(x))
         return token, (self.logprob(logits, token) if self.params.logprobs else None)
 
-    def logprob(self, logits: np.ndarray, token: int) -> TokenLogprob:
+    def _draw(self, ids: np.ndarray, vals: np.ndarray) -> int:
+        probs = _softmax(vals)
+        u = self.rng.random()
+        idx = int(np.searchsorted(np.cumsum(probs), u * probs.sum(), side="left"))
+        return int(ids[min(idx, ids.size - 1)])
+
+    def _sample_top(self, top: TopLogits, history: Sequence[int]) -> int | None:
+        """`sample`'s token from the best logits alone; None where a token outside them could be a candidate."""
+        if top.n_vocab != self.n_vocab:
+            raise ValueError(f"logits have {top.n_vocab} entries, the vocabulary has {self.n_vocab}")
+        x = np.array(top.vals, dtype=np.float64)
+        if not x.size or not x[0] < np.inf or not math.isfinite(top.lse):  # (NaN, +inf: the row's check raises)
+            return None
+        outside = top.ids.size < self.n_vocab
+        bound = x[-1] if outside else -np.inf  # no other token's raw logit is above it
+        where = {int(t): i for i, t in enumerate(top.ids)}
+        for tok, b in zip(self._bias_ids.tolist(), self._bias_vals.tolist()):
+            i = where.get(tok)
+            if i is not None:
+                x[i] += b
+            elif b > 0 and outside:
+                return None
+        p = self.params
+        n = p.penalty_last_n
+        if n != 0 and len(history) and not (p.repeat_penalty == 1.0 and p.frequency_penalty == 0.0
+                                            and p.presence_penalty == 0.0):
+            window = np.asarray(history if n < 0 else history[-n:], dtype=np.int64)
+            if window.size and (window.min() < 0 or window.max() >= self.n_vocab):
+                raise ValueError(f"history holds a token id outside [0, {self.n_vocab})")
+            toks, counts = np.unique(window, return_counts=True)
+            rows = np.array([where.get(int(t), -1) for t in toks], dtype=np.int64)
+            raises = p.repeat_penalty < 1.0 or p.frequency_penalty < 0.0 or p.presence_penalty < 0.0
+            if raises and outside and (rows < 0).any():
+                return None
+            rows, counts = rows[rows >= 0], counts[rows >= 0]
+            vals = x[rows]
+            vals = np.where(vals <= 0, vals * p.repeat_penalty, vals / p.repeat_penalty)
+            x[rows] = vals - (counts * p.frequency_penalty + p.presence_penalty)
+        if p.is_greedy:
+            best = x.max()
+            return int(top.ids[x == best].min()) if best > bound else None  # (ties: the lowest id, as argmax)
+        live = x > -np.inf
+        if not live.any():
+            return None  # (the row's path raises its error)
+        ids, vals = top.ids[live], x[live]
+        order = np.argsort(ids, kind="stable")  # the row's order: ascending ids
+        ids, vals = ids[order], vals[order]
+        # with tokens outside: top-k must cut (as it would on the row) to tokens all above them
+        if outside and not (0 < p.top_k < ids.size and np.count_nonzero(vals > bound) >= p.top_k):
+            return None
+        return self._draw(*self._candidates(ids, vals))
+
+    def logprob(self, logits: "np.ndarray | TopLogits", token: int) -> TokenLogprob:
         """`token`'s log-probability under the raw logits, with the `top_logprobs` best alternatives."""
+        if isinstance(logits, TopLogits):
+            hit = np.nonzero(logits.ids == token)[0]
+            n = min(self.params.top_logprobs, self.n_vocab)
+            if hit.size and n <= logits.ids.size:
+                top = tuple((int(t), float(v - logits.lse)) for t, v in zip(logits.ids[:n], logits.vals[:n]))
+                return TokenLogprob(token=int(token), logprob=float(logits.vals[hit[0]] - logits.lse), top=top)
+            logits = logits.full()
         lp = log_softmax(np.asarray(logits).reshape(-1))
         n = min(self.params.top_logprobs, lp.size)
         top: tuple[tuple[int, float], ...] = ()

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from zinc.engine.engine import Engine
-from zinc.engine.sampler import SamplingParams
+from zinc.engine.sampler import SamplingParams, TopLogits
 
 _TOKENIZERS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
@@ -196,8 +196,8 @@ class GrammarEngine(Engine):
         c = getattr(req.params, "constraint", None)
         if c is None:
             return super()._sample(req, row)
-        row = np.array(row, dtype=np.float32, copy=True)
-        c.apply(row)
+        row = np.array(row.full() if isinstance(row, TopLogits) else row, dtype=np.float32, copy=True)
+        c.apply(row)  # (over the whole row: the grammar may allow only tokens outside the best ones)
         n_before = len(req.tokens)
         super()._sample(req, row)
         if len(req.tokens) > n_before and req.tokens[-1] not in req.checker.eog:

@@ -691,6 +691,14 @@ class CudaOps(BaseOps):
     def argmax(self, x):
         return torch.argmax(x, dim=-1).to(torch.int32)
 
+    def top_logits(self, x, k):
+        """`BaseOps.top_logits` on the device: only k values, k ids and the log-sum-exp a row come back (one copy)."""
+        x = x.reshape(-1, x.shape[-1]).float()
+        k = max(1, min(int(k), x.shape[1]))
+        vals, ids = torch.topk(x, k, dim=1)
+        packed = torch.cat([vals, ids.float(), torch.logsumexp(x, dim=1, keepdim=True)], 1).cpu().numpy()
+        return packed[:, :k], packed[:, k:2 * k].astype(np.int64), packed[:, 2 * k].astype(np.float64)
+
     # -- the graph-captured decode step --------------------------------------------------------------------
     def greedy_steps(self, forward, cfg, weights, batch, cache, n):
         """n greedy steps as replays of one captured step whose argmax feeds the next (graph.py); a group of
