@@ -504,3 +504,26 @@ def test_a_failing_batched_step_falls_back_to_one_at_a_time(tmp_path, preset):
             assert len(logs) == 1 and "on its own" in logs[0] and not eng.batch_decode
     finally:
         eng.shutdown()
+
+
+def test_sampling_from_the_best_logits_gives_the_whole_rows_tokens(model):
+    """Seeded sampled requests (llama.cpp's defaults, penalties, logprobs, top-k off: the whole row fetched) give
+    the same tokens whether each step's sampling takes the row's best logits (`TopLogits`, the default) or whole
+    rows (`top_logits=0`), alone and decoding together."""
+    ia, ib = model.tokenize(PROMPT_A), model.tokenize(PROMPT_B)
+    jobs = [(ia, SamplingParams(seed=1, max_tokens=12, ignore_eos=True)),
+            (ib, SamplingParams(seed=2, max_tokens=10, ignore_eos=True, repeat_penalty=1.3, temperature=1.5)),
+            (ia[:6], SamplingParams(seed=3, max_tokens=9, ignore_eos=True, logprobs=True, top_logprobs=3)),
+            (ib[:5], SamplingParams(seed=4, max_tokens=8, ignore_eos=True, top_k=0, temperature=2.0))]
+    for together in (False, True):
+        rows = _run_all(model, 1, jobs, batch_decode=together)
+        eng = Engine(model, max_running=4, greedy_chunk=1, batch_decode=together, top_logits=0)
+        try:
+            whole = [h.result() for h in [eng.submit(ids, p) for ids, p in jobs]]
+        finally:
+            eng.shutdown()
+        for a, b in zip(rows, whole):
+            assert a.token_ids == b.token_ids and a.finish_reason == b.finish_reason
+        lp = [np.array([t.logprob for t in r.logprobs]) for r in (rows[2], whole[2])]
+        assert np.abs(lp[0] - lp[1]).max() < 1e-4
+        assert [[t for t, _ in x.top] for x in rows[2].logprobs] == [[t for t, _ in x.top] for x in whole[2].logprobs]
