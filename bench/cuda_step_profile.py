@@ -5,7 +5,8 @@
 Fills D random tokens, then profiles N greedy steps (`Model.greedy`: CUDA-graph replays) with the
 torch profiler (CUPTI sees the kernels inside graphs) and prints, per kernel name: launches per
 step, microseconds per step, share of the step; plus the step's wall time. JSON under --out.
-With --seqs B: B caches of D tokens each decode together (`Model.forward_seqs(argmax=True)`, group graphs).
+With --seqs B: B caches of D tokens (at least 1) each decode together (`Model.greedy_seqs`: replays of a
+captured group step, what `zinc bench --parallel` times).
 """
 
 from __future__ import annotations
@@ -41,38 +42,6 @@ def print_rows(rows: list, total: float, top: int, unit: str) -> None:
         print(f"{name:60} {c:7.1f} {t:9.1f} {t / total:6.1%}")
 
 
-def profile_seqs(a) -> None:
-    """B sequences of a.depth tokens each, decoding together: wall and kernels per group step."""
-    m = load(a.model, backend="cuda", n_ctx=a.depth + 4 * a.steps + 8, kv_dtype=a.kv_type)
-    rng = np.random.default_rng(0)
-    caches = [m.new_cache() for _ in range(a.seqs)]
-    for c in caches:
-        m.forward([int(i) for i in rng.integers(0, m.n_vocab, max(a.depth, 1))], c, last_only=True)
-    toks = [int(i) for i in rng.integers(0, m.n_vocab, a.seqs)]
-
-    def steps(toks):
-        for _ in range(a.steps):
-            toks = m.forward_seqs([([t], c) for t, c in zip(toks, caches)], argmax=True).tolist()
-        torch.cuda.synchronize()
-        return toks
-
-    toks = steps(toks)  # capture + warm
-    t0 = time.perf_counter()
-    toks = steps(toks)
-    wall = (time.perf_counter() - t0) / a.steps
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        steps(toks)
-    rows, total = kernel_rows(prof, a.steps)
-    print(f"{a.seqs} seqs at depth {a.depth}: wall {wall * 1e3:.3f} ms/step ({a.seqs / wall:.0f} tok/s), "
-          f"kernels {total / 1e3:.3f} ms/step, {sum(r[1] for r in rows):.0f} launches/step")
-    print_rows(rows, total, 25, "/step")
-    if a.out:
-        Path(a.out).mkdir(parents=True, exist_ok=True)
-        (Path(a.out) / f"step-profile-x{a.seqs}-d{a.depth}.json").write_text(json.dumps(
-            {"model": a.model, "depth": a.depth, "seqs": a.seqs, "kv_type": a.kv_type, "wall_ms": wall * 1e3,
-             "kernels": [{"name": n, "per_step": c, "us_per_step": t} for n, c, t in rows]}, indent=1))
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("model")
@@ -82,31 +51,40 @@ def main() -> None:
     ap.add_argument("--kv-type", default="f16", choices=["f16", "f32", "q8_0"])
     ap.add_argument("--seqs", type=int, default=0)
     a = ap.parse_args()
-    if a.seqs:
-        return profile_seqs(a)
     m = load(a.model, backend="cuda", n_ctx=a.depth + 4 * a.steps + 8, kv_dtype=a.kv_type)
     rng = np.random.default_rng(0)
-    cache = m.new_cache()
-    if a.depth:
-        m.forward([int(i) for i in rng.integers(0, m.n_vocab, a.depth)], cache, last_only=True)
-    m.greedy(1, cache, a.steps)  # capture + warm
+    caches = [m.new_cache() for _ in range(max(a.seqs, 1))]
+    for c in caches:
+        if a.depth or a.seqs:  # (a group's sequences hold at least one token each)
+            m.forward([int(i) for i in rng.integers(0, m.n_vocab, max(a.depth, 1))], c, last_only=True)
+    if a.seqs:
+        firsts = [int(i) for i in rng.integers(0, m.n_vocab, a.seqs)]
+
+        def run(first: int) -> None:
+            m.greedy_seqs(firsts, caches, a.steps)
+        label, tok_s, tag = f"{a.seqs} seqs at depth {a.depth}", a.seqs, f"x{a.seqs}-"
+    else:
+        def run(first: int) -> None:
+            m.greedy(first, caches[0], a.steps)
+        label, tok_s, tag = f"depth {a.depth}", 1, ""
+    run(1)  # capture + warm
     torch.cuda.synchronize()
     t0 = time.perf_counter()
-    m.greedy(2, cache, a.steps)
+    run(2)
     torch.cuda.synchronize()
     wall = (time.perf_counter() - t0) / a.steps
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        m.greedy(3, cache, a.steps)
+        run(3)
         torch.cuda.synchronize()
     rows, total = kernel_rows(prof, a.steps)
-    print(f"depth {a.depth}: wall {wall * 1e3:.3f} ms/step, kernels {total / 1e3:.3f} ms/step, "
+    print(f"{label}: wall {wall * 1e3:.3f} ms/step ({tok_s / wall:.0f} tok/s), kernels {total / 1e3:.3f} ms/step, "
           f"{sum(r[1] for r in rows):.0f} launches/step")
     print_rows(rows, total, 25, "/step")
     if a.out:
         Path(a.out).mkdir(parents=True, exist_ok=True)
-        tag = "" if a.kv_type == "f16" else f"-{a.kv_type}"
-        (Path(a.out) / f"step-profile-d{a.depth}{tag}.json").write_text(json.dumps(
-            {"model": a.model, "depth": a.depth, "kv_type": a.kv_type, "wall_ms": wall * 1e3,
+        kv = "" if a.kv_type == "f16" else f"-{a.kv_type}"
+        (Path(a.out) / f"step-profile-{tag}d{a.depth}{kv}.json").write_text(json.dumps(
+            {"model": a.model, "depth": a.depth, "seqs": a.seqs, "kv_type": a.kv_type, "wall_ms": wall * 1e3,
              "kernels": [{"name": n, "per_step": c, "us_per_step": t} for n, c, t in rows]}, indent=1))
 
 

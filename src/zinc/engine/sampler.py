@@ -203,18 +203,30 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
 
 def apply_penalties(logits: np.ndarray, history: Sequence[int], params: SamplingParams) -> None:
     """llama.cpp's repetition / frequency / presence penalties, in place, over the last tokens."""
+    seen = _penalty_window(history, params, logits.shape[0])
+    if seen is not None:
+        toks, counts = seen
+        logits[toks] = _penalized(logits[toks], counts, params)
+
+
+def _penalty_window(history: Sequence[int], params: SamplingParams,
+                    n_vocab: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The distinct tokens of the penalty window (the last `penalty_last_n` of history) and how often each
+    occurs there; None where the penalties change nothing."""
     n = params.penalty_last_n
     if n == 0 or len(history) == 0 or (params.repeat_penalty == 1.0 and params.frequency_penalty == 0.0
                                        and params.presence_penalty == 0.0):
-        return
+        return None
     window = np.asarray(history if n < 0 else history[-n:], dtype=np.int64)
-    if window.size and (window.min() < 0 or window.max() >= logits.shape[0]):
-        raise ValueError(f"history holds a token id outside [0, {logits.shape[0]})")
-    toks, counts = np.unique(window, return_counts=True)
-    vals = logits[toks]
+    if window.size and (window.min() < 0 or window.max() >= n_vocab):
+        raise ValueError(f"history holds a token id outside [0, {n_vocab})")
+    return np.unique(window, return_counts=True)
+
+
+def _penalized(vals: np.ndarray, counts: np.ndarray, params: SamplingParams) -> np.ndarray:
+    """Logits `vals` of tokens seen `counts` times in the window, penalised."""
     vals = np.where(vals <= 0, vals * params.repeat_penalty, vals / params.repeat_penalty)
-    vals -= counts * params.frequency_penalty + params.presence_penalty
-    logits[toks] = vals
+    return vals - (counts * params.frequency_penalty + params.presence_penalty)
 
 
 def _softmax(vals: np.ndarray) -> np.ndarray:
@@ -351,21 +363,15 @@ class Sampler:
             elif b > 0 and outside:
                 return None
         p = self.params
-        n = p.penalty_last_n
-        if n != 0 and len(history) and not (p.repeat_penalty == 1.0 and p.frequency_penalty == 0.0
-                                            and p.presence_penalty == 0.0):
-            window = np.asarray(history if n < 0 else history[-n:], dtype=np.int64)
-            if window.size and (window.min() < 0 or window.max() >= self.n_vocab):
-                raise ValueError(f"history holds a token id outside [0, {self.n_vocab})")
-            toks, counts = np.unique(window, return_counts=True)
+        seen = _penalty_window(history, p, self.n_vocab)
+        if seen is not None:
+            toks, counts = seen
             rows = np.array([where.get(int(t), -1) for t in toks], dtype=np.int64)
             raises = p.repeat_penalty < 1.0 or p.frequency_penalty < 0.0 or p.presence_penalty < 0.0
             if raises and outside and (rows < 0).any():
                 return None
             rows, counts = rows[rows >= 0], counts[rows >= 0]
-            vals = x[rows]
-            vals = np.where(vals <= 0, vals * p.repeat_penalty, vals / p.repeat_penalty)
-            x[rows] = vals - (counts * p.frequency_penalty + p.presence_penalty)
+            x[rows] = _penalized(x[rows], counts, p)
         if p.is_greedy:
             best = x.max()
             return int(top.ids[x == best].min()) if best > bound else None  # (ties: the lowest id, as argmax)

@@ -259,22 +259,31 @@ class StepGraphs:
         the steps run: all n, or only that first one when the capture failed."""
         key = (id(forward), id(cfg), id(weights), id(cache), "greedy")
         g = self.graphs.get(key)
-        done = 0
         if g is None or not fits(g, cache):
             out, g = self._capture(forward, cfg, weights, batch, cache, greedy=True)
             first = torch.argmax(out[-1]).to(torch.int32)
             if g is None:
                 return first.reshape(1).cpu()
             self._keep(key, g)
+            return self._greedy_replays(g, n, first, batch.pos)
+        self.graphs.move_to_end(key)
+        g.tokens.copy_(batch.tokens.reshape(g.tokens.shape), non_blocking=True)
+        g.pos.copy_(batch.pos.reshape(g.pos.shape), non_blocking=True)
+        return self._greedy_replays(g, n)
+
+    @staticmethod
+    def _greedy_replays(g: "_Captured", n: int, first: torch.Tensor | None = None,
+                        pos: torch.Tensor | None = None) -> torch.Tensor:
+        """The rest of n greedy steps as replays of g, its inputs set: after the eager first step of a capture,
+        its ids `first` (the next tokens, appended) at positions `pos` + 1; the ids of the n steps."""
+        done = 0
+        if first is not None:
             g.chosen[:1] = first
             g.tokens.copy_(first.reshape(g.tokens.shape))
-            g.pos.copy_(batch.pos.reshape(g.pos.shape) + 1)
+            g.pos.copy_(pos.reshape(g.pos.shape) + 1)
             g.count.fill_(1)
             done = 1
         else:
-            self.graphs.move_to_end(key)
-            g.tokens.copy_(batch.tokens.reshape(g.tokens.shape), non_blocking=True)
-            g.pos.copy_(batch.pos.reshape(g.pos.shape), non_blocking=True)
             g.count.zero_()
         for _ in range(n - done):
             g.graph.replay()
@@ -285,22 +294,13 @@ class StepGraphs:
         (steps run, sequences) ids: all n, or only the first (eager) step when the capture failed."""
         key = self._group_key(forward, cfg, weights, batch, group, "greedy")
         g = self._group_graph(key, batch, group)
-        done = 0
+        if g is not None:
+            return self._greedy_replays(g, n)
+        out, g = self._capture_group(key, forward, cfg, weights, batch, group, greedy=True)
+        first = torch.argmax(out, dim=-1).to(torch.int32)
         if g is None:
-            out, g = self._capture_group(key, forward, cfg, weights, batch, group, greedy=True)
-            first = torch.argmax(out, dim=-1).to(torch.int32)
-            if g is None:
-                return first.reshape(1, -1).cpu()
-            g.chosen[0] = first
-            g.tokens.copy_(first.reshape(g.tokens.shape))
-            g.pos.copy_(batch.pos.reshape(g.pos.shape) + 1)
-            g.count.fill_(1)
-            done = 1
-        else:
-            g.count.zero_()
-        for _ in range(n - done):
-            g.graph.replay()
-        return g.chosen[:n].cpu()
+            return first.reshape(1, -1).cpu()
+        return self._greedy_replays(g, n, first, batch.pos)
 
     @contextmanager
     def _capture_paths(self):

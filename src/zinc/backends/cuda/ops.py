@@ -703,13 +703,11 @@ class CudaOps(BaseOps):
     def greedy_steps(self, forward, cfg, weights, batch, cache, n):
         """n greedy steps as replays of one captured step whose argmax feeds the next (graph.py); a group of
         sequences one token each (`CacheGroup`): each row's argmax its sequence's next token."""
-        if batch.seqs:
-            if any(k != 1 for k in batch.seqs):
-                return None
-            graphs = self._step_graphs(forward, cfg, weights, batch)
-            return None if graphs is None else graphs.greedy_seqs(forward, cfg, weights, batch, cache, n).numpy()
-        graphs = self._step_graphs(forward, cfg, weights, batch) if batch.n == 1 else None
-        return None if graphs is None else graphs.greedy(forward, cfg, weights, batch, cache, n).numpy()
+        one_token = all(k == 1 for k in batch.seqs) if batch.seqs else batch.n == 1  # (a row each sequence)
+        graphs = self._step_graphs(forward, cfg, weights, batch) if one_token else None
+        if graphs is None:
+            return None
+        return (graphs.greedy_seqs if batch.seqs else graphs.greedy)(forward, cfg, weights, batch, cache, n).numpy()
 
     def run_step(self, forward, cfg, weights, batch, cache):
         """One model step: a replayed CUDA graph where one is captured (decode steps, repeated
