@@ -1,7 +1,7 @@
 """What a chat user's decode speed is: one request of N tokens through the engine with llama.cpp's default
-sampling (temperature 0.8, top-k 40, top-p 0.95, min-p 0.05; seeded), sampling from each step's best logits
-(`sampler.TopLogits`, the default) against whole rows of logits on the host, and greedy (the device-side loop)
-for reference; and B such requests decoding together. Decode tok/s from the engine's request stats (B: every
+sampling (temperature 0.8, top-k 40, top-p 0.95, min-p 0.05; seeded): drawn on the device in chunks of 8 steps
+(`Model.sample_seqs`, the default), each step's best logits sampled on the host (`sampler.TopLogits`), whole rows
+of logits sampled on the host, and greedy (the device-side loop) for reference; and B such requests decoding together. Decode tok/s from the engine's request stats (B: every
 request's tokens over the slowest one's decode time).
 
     python bench/sampled_decode.py MODEL.gguf [--backend cuda] [-n 128] [--seqs 8] [--reps 3]
@@ -20,8 +20,9 @@ from zinc.engine.engine import Engine
 from zinc.engine.sampler import SamplingParams
 
 
-def run(model, top: int, params: SamplingParams, n_seqs: int, prompts: list[list[int]]) -> float:
-    eng = Engine(model, max_running=max(1, n_seqs), top_logits=top)
+def run(model, way: str, params: SamplingParams, n_seqs: int, prompts: list[list[int]]) -> float:
+    eng = Engine(model, max_running=max(1, n_seqs), top_logits=0 if way == "rows" else 128,
+                 device_sampling=way == "device")
     try:
         t0 = time.perf_counter()
         hs = [eng.submit(p, params) for p in prompts[:n_seqs]]
@@ -47,15 +48,15 @@ def main() -> None:
     prompts = [rng.integers(0, m.n_vocab, 32).tolist() for _ in range(max(1, a.seqs))]
     sampled = SamplingParams(seed=1, max_tokens=a.n, ignore_eos=True)
     greedy = SamplingParams.greedy(max_tokens=a.n, ignore_eos=True)
-    rows = [("sampled, best logits", 0, sampled, 1), ("sampled, whole rows", 1, sampled, 1),
-            ("greedy", 0, greedy, 1)]
-    if a.seqs > 1:
-        rows += [(f"{a.seqs} sampled, best logits", 0, sampled, a.seqs),
-                 (f"{a.seqs} sampled, whole rows", 1, sampled, a.seqs), (f"{a.seqs} greedy", 0, greedy, a.seqs)]
+    rows = []
+    for b in sorted({1, max(1, a.seqs)}):
+        rows += [(f"{b} sampled, on the device", "device", sampled, b),
+                 (f"{b} sampled, best logits, host", "top", sampled, b),
+                 (f"{b} sampled, whole rows, host", "rows", sampled, b), (f"{b} greedy", "device", greedy, b)]
     print(f"{m.path.name} on {m.ops.device_name}, {a.n} tokens a request (decode tok/s, mean +- sd of {a.reps})")
-    for name, whole, params, b in rows:
-        run(m, 0 if whole else 128, params, b, prompts)  # warm-up: compiles, captures
-        rates = [run(m, 0 if whole else 128, params, b, prompts) for _ in range(a.reps)]
+    for name, way, params, b in rows:
+        run(m, way, params, b, prompts)  # warm-up: compiles, captures
+        rates = [run(m, way, params, b, prompts) for _ in range(a.reps)]
         print(f"{name:28} {statistics.fmean(rates):9.1f} +- {statistics.stdev(rates) if a.reps > 1 else 0:6.1f}",
               flush=True)
 

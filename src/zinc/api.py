@@ -25,7 +25,7 @@ import numpy as np
 from zinc.backends import get_backend
 from zinc.backends.base import BaseOps, Ops
 from zinc.engine.cache import CacheGroup, KVCache
-from zinc.engine.sampler import TopLogits
+from zinc.engine.sampler import TOP_LOGITS, TopLogits
 from zinc.errors import ZincError
 from zinc.gguf import GGUFFile
 from zinc.models.base import Batch, Config, load_weights
@@ -170,6 +170,48 @@ class Model:
             rows.append(self.forward_seqs([([t], c) for t, c in zip(toks, caches)], argmax=True).astype(np.int32))
             toks = rows[-1].tolist()
         return np.stack(rows, 1)
+
+    def sample_seqs(self, firsts: Sequence[int], caches: Sequence[KVCache], n: int, rows: Sequence[tuple],
+                    uniforms: np.ndarray, top: int = TOP_LOGITS) -> np.ndarray:
+        """Feed firsts[i] after what caches[i] holds and sample up to n tokens of every sequence on the device:
+        rows[i] its sampler's settings (`Sampler.device_row(top)`), uniforms[s, i] its s-th draw
+        (`Sampler.draw_ahead`). The ids (len(caches), steps) of the steps the device ran (steps <= n: none on a
+        backend without a device sampler; the caller then samples on the host); -1 where a step's logits were
+        not finite. One sequence takes the single-sequence step (as `greedy`), several a group's (`greedy_seqs`)."""
+        firsts = self._check_ids(firsts)
+        caches = list(caches)
+        uniforms = np.asarray(uniforms, np.float64)
+        if len(firsts) != len(caches) or len(rows) != len(caches) or not caches:
+            raise ValueError(f"sample_seqs needs a first token and settings per cache, got {len(firsts)} and "
+                             f"{len(rows)} for {len(caches)}")
+        if n <= 0 or not self.samples_on_device:
+            return np.zeros((len(caches), 0), np.int32)
+        if uniforms.shape != (n, len(caches)):
+            raise ValueError(f"uniforms must be ({n}, {len(caches)}), got {uniforms.shape}")
+        if len(caches) > self.n_ubatch:
+            raise ZincError(f"{len(caches)} sequences in one step exceed n_ubatch={self.n_ubatch}")
+        for c in caches:
+            if c.n_past + n > c.n_ctx:
+                raise ZincError(f"context is full: {n} tokens do not fit after {c.n_past} (n_ctx={c.n_ctx})")
+        if len(caches) == 1:
+            target: Any = caches[0]
+            batch = Batch.make(self.ops, firsts, target.n_past, last_only=True)
+            target.begin(batch.pos_host)
+        else:
+            target = CacheGroup(self.ops, caches, [1] * len(caches))
+            target.begin()
+            batch = Batch.make_seqs(self.ops, [([t], c.n_past) for t, c in zip(firsts, caches)], last_only=True)
+        ran = self.ops.sample_steps(self.arch.forward, self.config, self.weights, batch, target, n,
+                                    np.asarray(rows, np.float64), uniforms, top)
+        ran = np.zeros((0, len(caches)), np.int32) if ran is None else np.asarray(ran, np.int32)
+        for c in caches:
+            c.advance(len(ran))  # (with none run, begin() above only checked the positions)
+        return ran.T.copy()
+
+    @property
+    def samples_on_device(self) -> bool:
+        """Whether the backend can draw sampled tokens on the device (`sample_seqs`)."""
+        return getattr(type(self.ops), "sample_steps", BaseOps.sample_steps) is not BaseOps.sample_steps
 
     @property
     def greedy_on_device(self) -> bool:

@@ -187,3 +187,54 @@ def test_greedy_seqs_graphs(tmp_path, preset, tables):
         assert got.tolist() == np.array(want).T.tolist(), group
         assert [c.n_past for c in caches] == [len(p) + 8 for p in prompts]
         assert m.ops._graphs.captures - before == (0 if group and tables else 1), group
+
+
+class _Draws:
+    """A sampler's generator that hands out given draws in order."""
+
+    def __init__(self, draws) -> None:
+        self.draws = list(draws)
+
+    def random(self) -> float:
+        return self.draws.pop(0)
+
+
+@pytest.mark.parametrize("preset", ["qwen3-tiny", "qwen35-tiny", "gemma3-tiny"])
+def test_sample_seqs_graphs(tmp_path, preset):
+    """Sampling on the device (`Model.sample_seqs`: a captured step, one sequence or a group, whose rows' tokens
+    are drawn by their sampler settings and feed the next replay) draws what the host's `Sampler` draws from each
+    step's best logits with the same uniforms, greedy rows among them; every cache advances; the second chunk
+    replays the graph."""
+    from zinc.engine.sampler import Sampler, SamplingParams
+
+    path = tmp_path / f"{preset}.gguf"
+    write_model(str(path), preset, ftype="Q8_0", seed=15)
+    m = load(path, backend="cuda", n_ctx=96)
+    rng = np.random.default_rng(16)
+    settings = [SamplingParams(), SamplingParams(temperature=1.5, top_k=100, top_p=0.9), SamplingParams.greedy(),
+                SamplingParams(temperature=0.5, top_k=8, min_p=0.2, min_keep=2), SamplingParams(seed=3)]
+    for seqs in (1, 5):
+        prompts = [rng.integers(0, m.n_vocab, int(n)).tolist() for n in rng.integers(3, 40, seqs)]
+        caches, steps = ([m.new_cache(96) for _ in prompts] for _ in range(2))
+        for p, c, s in zip(prompts, caches, steps):
+            m.forward(p[:-1], c)
+            m.forward(p[:-1], s)
+        rows = [Sampler(settings[i], m.n_vocab).device_row() for i in range(seqs)]
+        last = [p[-1] for p in prompts]
+        for chunk in range(2):
+            u = rng.random((7, seqs))
+            want, tok = [], list(last)
+            for step in range(7):
+                tops = (m.forward_seqs([([t], s) for t, s in zip(tok, steps)], top=128) if seqs > 1
+                        else [m.forward(tok, steps[0], top=128)])
+                samplers = [Sampler(settings[i], m.n_vocab) for i in range(seqs)]
+                for i, s in enumerate(samplers):
+                    s.rng = _Draws([u[step, i]])
+                tok = [s.sample(t)[0] for s, t in zip(samplers, tops)]
+                want.append(tok)
+            before = m.ops._graphs.captures
+            got = m.sample_seqs(last, caches, 7, rows, u)
+            assert got.tolist() == np.array(want).T.tolist(), (seqs, chunk)
+            assert [c.n_past for c in caches] == [len(p) - 1 + 7 * (chunk + 1) for p in prompts]
+            assert m.ops._graphs.captures - before == (1 if chunk == 0 else 0), (seqs, chunk)
+            last = tok

@@ -439,3 +439,65 @@ def test_top_logits(ops, ref, n_vocab, k):
     assert got[0].shape == want[0].shape == (3, min(k, n_vocab)) and got[1].dtype == np.int64
     assert np.array_equal(got[1], want[1]) and np.allclose(got[0], want[0], atol=0)
     assert np.allclose(got[2], want[2], rtol=1e-6) and 5 not in got[1][1][:n_vocab - 1]
+
+
+SAMPLE_SETTINGS = [  # (temperature, top_k, top_p, min_p, min_keep)
+    (0.8, 40, 0.95, 0.05, 0), (1.0, 128, 1.0, 0.0, 0), (0.3, 5, 0.5, 0.0, 0), (1.5, 60, 0.9, 0.2, 3),
+    (2.0, 100, 0.99, 0.0, 0), (0.7, 1, 1.0, 0.0, 0), (1.0, 20, 0.2, 0.5, 7), (0.0, 40, 0.95, 0.05, 0)]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (the NaN rows)
+@pytest.mark.parametrize("n_vocab", [300, 1031])
+def test_sample_next(n_vocab):
+    """A step's token drawn on the device (kernels/sample.py) equals `Sampler.sample`'s from the whole row with
+    the same uniform draw, for llama.cpp's defaults and other settings (greedy among them); ties between values
+    (the lower id first), -0.0 against +0.0, -inf logits; a NaN / +inf / all -inf row gives -1 (and token 0);
+    two steps, so the draws and the chosen row follow the count."""
+    from zinc.backends.cuda.kernels import sample as ksample
+    from zinc.engine.sampler import Sampler, SamplingParams
+
+    rng = np.random.default_rng(n_vocab)
+    rows = len(SAMPLE_SETTINGS)
+    params = [SamplingParams(temperature=t, top_k=k, top_p=p, min_p=m, min_keep=keep)
+              for t, k, p, m, keep in SAMPLE_SETTINGS]
+    samplers = [Sampler(p, n_vocab) for p in params]
+    dev = np.array([s.device_row() for s in samplers], np.float64)
+    fp, ip = ksample.rows_params(dev, DEVICE)
+    steps = 2
+    u = torch.from_numpy(rng.random((steps, rows))).to(DEVICE)
+    tokens = torch.zeros(rows, dtype=torch.int32, device=DEVICE)
+    pos = torch.arange(rows, dtype=torch.int32, device=DEVICE)
+    chosen = torch.full((steps + 1, rows), -7, dtype=torch.int32, device=DEVICE)
+    count = torch.zeros(1, dtype=torch.int64, device=DEVICE)
+    want = []
+    for step in range(steps):
+        x = (rng.standard_normal((rows, n_vocab)) * 2.5).astype(np.float32)
+        x[0, 3:9] = x[0].max() + 0.5  # a tie among the best (lowest id first)
+        x[1, 17], x[1, 11] = np.float32(-0.0), np.float32(0.0)
+        x[1, :40] += 8  # 40 values near the top, equal pairs among them
+        x[1, 20:30] = x[1, 20]
+        x[2, ::3] = -np.inf
+        x[6, 50:] = -np.inf  # fewer finite logits than top_k's 20 after top-p.. (50 left)
+        if step == 1:
+            x[3, 7], x[4, 8], x[5] = np.nan, np.inf, -np.inf
+        w = []
+        for r, s in enumerate(samplers):
+            s.rng = _FixedDraw(float(u[step, r]))
+            try:
+                w.append(s.sample(x[r])[0])
+            except ValueError:
+                w.append(-1)
+        want.append(w)
+        ksample.sample_next(torch.from_numpy(x).to(DEVICE), 128, fp, ip, u, tokens, pos, chosen, count)
+    assert want[1][3:6] == [-1, -1, -1]
+    assert chosen.cpu().tolist() == [*want, [-7] * rows]
+    assert tokens.cpu().tolist() == [max(t, 0) for t in want[-1]]
+    assert pos.cpu().tolist() == [r + steps for r in range(rows)] and int(count.cpu()[0]) == steps
+
+
+class _FixedDraw:
+    def __init__(self, u: float) -> None:
+        self.u = u
+
+    def random(self) -> float:
+        return self.u

@@ -527,3 +527,78 @@ def test_sampling_from_the_best_logits_gives_the_whole_rows_tokens(model):
         lp = [np.array([t.logprob for t in r.logprobs]) for r in (rows[2], whole[2])]
         assert np.abs(lp[0] - lp[1]).max() < 1e-4
         assert [[t for t, _ in x.top] for x in rows[2].logprobs] == [[t for t, _ in x.top] for x in whole[2].logprobs]
+
+
+class _Draws:
+    def __init__(self, draws) -> None:
+        self.draws = list(draws)
+
+    def random(self) -> float:
+        return self.draws.pop(0)
+
+
+class _DeviceSampling:
+    """The model with a `sample_seqs` that draws as a device sampler does: each step's logits here, each row's token
+    by `Sampler.sample`'s rule with the step's given uniform (the kernel's equality with that rule is
+    tests/backends/test_cuda_kernels.py::test_sample_next)."""
+
+    samples_on_device = True
+
+    def __init__(self, model) -> None:
+        self.model, self.calls = model, []
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+    def sample_seqs(self, firsts, caches, n, rows, uniforms, top=128):
+        from zinc.engine.sampler import Sampler
+
+        self.calls.append((len(caches), n, [tuple(r) for r in rows]))
+        toks, out = list(firsts), []
+        for s in range(n):
+            if len(caches) == 1:
+                logits = self.model.forward(toks, caches[0], last_only=True)
+            else:
+                logits = self.model.forward_seqs([([t], c) for t, c in zip(toks, caches)])
+            for i, (t, k, p, mp, need) in enumerate(rows):
+                smp = Sampler(SamplingParams(temperature=t, top_k=int(k), top_p=p, min_p=mp, min_keep=int(need)),
+                              self.model.n_vocab)
+                smp.rng = _Draws([uniforms[s, i]])
+                toks[i] = smp.sample(logits[i])[0]
+            out.append(list(toks))
+        return np.array(out, np.int32).T
+
+
+def test_sampling_on_the_device_gives_the_hosts_tokens(model):
+    """Sampled requests whose settings a device sampler takes draw up to greedy_chunk tokens a step there
+    (`Model.sample_seqs`, the draws made ahead from each request's generator and the unused ones put back) and end
+    with the tokens, text and finish reasons of host sampling a token a step: llama.cpp's defaults, a stop string
+    inside a chunk, max_tokens not a multiple of the chunk, greedy; settings it does not take (top-k off,
+    penalties, logprobs) sample on the host, alone and decoding together."""
+    ia, ib = model.tokenize(PROMPT_A), model.tokenize(PROMPT_B)
+    probe = _run_all(model, 1, [(ib, SamplingParams(seed=5, max_tokens=30, ignore_eos=True))])[0]
+    stop = probe.text[len(probe.text) // 2:len(probe.text) // 2 + 3]
+    assert stop.strip() and probe.text.index(stop) > 0
+    jobs = [(ia, SamplingParams(seed=1, max_tokens=19, ignore_eos=True)),
+            (ib, SamplingParams(seed=5, max_tokens=30, ignore_eos=True, stop=[stop])),
+            (ia[:7], SamplingParams(seed=2, max_tokens=11, ignore_eos=True, temperature=1.7, top_k=90, top_p=0.8,
+                                    min_p=0.0, min_keep=4)),
+            (ib, SamplingParams.greedy(max_tokens=9, ignore_eos=True, repeat_penalty=1.0)),
+            (ia[:5], SamplingParams(seed=3, max_tokens=10, ignore_eos=True, top_k=0)),
+            (ib, SamplingParams(seed=4, max_tokens=10, ignore_eos=True, presence_penalty=0.5)),
+            (ia[:9], SamplingParams(seed=6, max_tokens=10, ignore_eos=True, logprobs=True))]
+    for together in (False, True):
+        want = _run_all(model, 1, jobs, batch_decode=together)
+        dev = _DeviceSampling(model)
+        eng = Engine(dev, max_running=len(jobs), greedy_chunk=8, batch_decode=together)
+        try:
+            got = [h.result() for h in [eng.submit(ids, p) for ids, p in jobs]]
+        finally:
+            eng.shutdown()
+        for i, (a, b) in enumerate(zip(got, want)):
+            assert a.token_ids == b.token_ids and a.text == b.text and a.finish_reason == b.finish_reason, (together, i)
+        assert got[1].finish_reason == "stop" and len(got[1].token_ids) < 30
+        assert dev.calls and all(n > 1 for _, n, _ in dev.calls)
+        drawn = {row for _, _, rows in dev.calls for row in rows}
+        assert drawn <= {(0.8, 40, 0.95, 0.05, 1), (1.7, 90, 0.8, 0.0, 4), (0.0, 1, 1.0, 0.0, 1)}, drawn
+        assert (0.8, 40, 0.95, 0.05, 1) in drawn and (1.7, 90, 0.8, 0.0, 4) in drawn

@@ -417,3 +417,24 @@ def test_top_logits_of_a_small_vocabulary_and_bad_rows():
     row[9] = np.nan
     with pytest.raises(ValueError, match="NaN or \\+inf"):
         Sampler(SamplingParams(seed=1), 50).sample(top_of(row, 8)[0])
+
+
+def test_draws_ahead_and_put_back():
+    """`draw_ahead(n)` gives the next n draws `sample` would make; after `drew(m)` the generator goes on from the
+    (m+1)-th. Greedy draws nothing. `device_row` only for the settings a device sampler takes."""
+    s, ref = Sampler(SamplingParams(seed=9), 50), np.random.default_rng(9)
+    want = ref.random(8)
+    assert np.array_equal(s.draw_ahead(5), want[:5])
+    s.drew(2)
+    assert np.array_equal(s.draw_ahead(3), want[2:5])
+    s.drew(3)
+    assert s.rng.random() == want[5]
+    g = Sampler(SamplingParams.greedy(seed=9), 50)
+    assert not g.draw_ahead(4).any() and g.rng.random() == want[0]
+    assert Sampler(SamplingParams(), 50).device_row() == (0.8, 40, 0.95, 0.05, 1)
+    assert g.device_row() == (0.0, 1, 1.0, 0.0, 1)
+    for p in (SamplingParams(top_k=0), SamplingParams(top_k=129), SamplingParams(logprobs=True),
+              SamplingParams(logit_bias={3: 1.0}), SamplingParams(repeat_penalty=1.1),
+              SamplingParams(presence_penalty=0.2), SamplingParams(top_k=60)):
+        assert Sampler(p, 5000 if p.top_k != 60 else 50).device_row() is None, p
+    assert Sampler(SamplingParams(repeat_penalty=1.1, penalty_last_n=0), 50).device_row() is not None

@@ -235,6 +235,8 @@ class Ops(Protocol):
     # rms_norm(x, w, eps) * unary(z, act)
     def run_step(self, forward: Any, cfg: Any, weights: Any, batch: Any, cache: Any) -> Array: ...
     def greedy_steps(self, forward: Any, cfg: Any, weights: Any, batch: Any, cache: Any, n: int) -> Any: ...
+    def sample_steps(self, forward: Any, cfg: Any, weights: Any, batch: Any, cache: Any, n: int, params: Any,
+                     uniforms: Any, top: int) -> Any: ...
     # one whole model step: `forward(ops, cfg, weights, batch, cache)` unless the backend replays it
 
 
@@ -286,6 +288,12 @@ class BaseOps:
         leaving the cache state written (the caller advances `cache.n_past` and runs any steps left
         one by one); None where the backend runs none this way. With a `CacheGroup` (a batch of
         several sequences, one token each): (steps run, sequences) ids, each row's argmax its own."""
+        return None
+
+    def sample_steps(self, forward, cfg, weights, batch, cache, n, params, uniforms, top):
+        """`greedy_steps` with each row's token drawn by its sampler settings (params (rows, 5): temperature, top_k,
+        top_p, min_p, need; see `Sampler.device_row`) from its best `top` logits, uniforms[s, row] the s-th step's
+        draw: (steps run, rows) ids (-1: that row's logits were not finite); None where the backend runs none."""
         return None
 
     def overwrite(self, dst, a: np.ndarray):

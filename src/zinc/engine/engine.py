@@ -56,6 +56,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
+import numpy as np
+
 from zinc.engine.sampler import TOP_LOGITS, Sampler, SamplingParams, StopChecker, TokenLogprob
 from zinc.engine.scheduler import Scheduler, StepPlan, WorkItem
 
@@ -306,13 +308,17 @@ class Engine:
 
     def __init__(self, model: Any, *, max_running: int = 4, n_ctx: int | None = None,
                  step_tokens: int | None = None, log: Callable[[str], None] | None = None,
-                 greedy_chunk: int | None = None, batch_decode: bool = True, top_logits: int = TOP_LOGITS) -> None:
+                 greedy_chunk: int | None = None, batch_decode: bool = True, top_logits: int = TOP_LOGITS,
+                 device_sampling: bool = True) -> None:
         self.model = model
         self.batch_decode = bool(batch_decode) and hasattr(model, "forward_seqs")
         # sampling from each row's best logits (0: whole rows), where the model offers them (a proxy may not)
         self._top = {"top": top_logits} if top_logits > 0 and _takes(model.forward, "top") else {}
         self._seqs_top = {"top": top_logits} if self._top and self.batch_decode and _takes(model.forward_seqs,
                                                                                               "top") else {}
+        # sampled requests whose settings a device sampler takes draw their tokens there in greedy_chunk steps
+        self._device_sampling = device_sampling and bool(getattr(model, "samples_on_device", False)) and top_logits > 0
+        self._top_k = top_logits
         if greedy_chunk is None:
             greedy_chunk = GREEDY_CHUNK if getattr(model, "greedy_on_device", False) else 1
         self.greedy_chunk = max(1, int(greedy_chunk))
@@ -494,17 +500,63 @@ class Engine:
         self.scheduler.remove(req)
         self._finish(req, "error", error=e)
 
+    def _chunk(self, reqs: list[_Request]) -> int:
+        return min([self.greedy_chunk] + [min(r.n_ctx - r.cache.n_past, r.tokens_left) for r in reqs])
+
+    def _device_rows(self, reqs: list[_Request]) -> list[tuple] | None:
+        """Each request's device sampler settings, if every one has them (`Sampler.device_row`)."""
+        if not self._device_sampling:
+            return None
+        rows = [r.sampler.device_row(self._top_k) for r in reqs]
+        return None if any(row is None for row in rows) else rows
+
+    def _sample_on_device(self, reqs: list[_Request], rows: list[tuple], n: int) -> Any:
+        """Up to n tokens of each request drawn on the device (`Model.sample_seqs`): (requests, steps) ids, or
+        None where the device ran none (it has no sampler for this model: the host samples from now on)."""
+        uniforms = np.stack([r.sampler.draw_ahead(n) for r in reqs], 1)
+        try:
+            out = self.model.sample_seqs([r.tokens[-1] for r in reqs], [r.cache for r in reqs], n, rows, uniforms,
+                                         top=self._top_k)
+        except BaseException:
+            for r in reqs:
+                r.sampler.drew(0)
+            raise
+        if out.shape[1] == 0:
+            for r in reqs:
+                r.sampler.drew(0)
+            self._device_sampling = False
+            return None
+        return out
+
+    def _emit_drawn(self, req: _Request, row: Any) -> None:
+        """Emit a request's tokens drawn on the device (up to its stop; the draws after it are put back)."""
+        used = 0
+        try:
+            for token in row:
+                used += 1
+                if token < 0:
+                    raise ValueError("logits contain NaN or +inf")
+                if self._emit(req, int(token), None):
+                    break
+        finally:
+            req.sampler.drew(used)
+
     def _decode_together(self, reqs: list[_Request]) -> None:
         """One decode token for each of several requests in one forward, then each one's sampling."""
         greedy = all(r.params.is_plain_greedy for r in reqs)
-        n = min([self.greedy_chunk] + [min(r.n_ctx - r.cache.n_past, r.tokens_left) for r in reqs]) if greedy else 1
+        rows = None if greedy else self._device_rows(reqs)
+        n = self._chunk(reqs) if greedy or rows is not None else 1
+        out = None
         try:
-            if n > 1:  # (tokens past a request's stop are dropped, like `_advance`'s)
+            if n > 1 and greedy:  # (tokens past a request's stop are dropped, like `_advance`'s)
                 out = self.model.greedy_seqs([r.tokens[-1] for r in reqs], [r.cache for r in reqs], n)
-            elif greedy:
-                out = self.model.forward_seqs([(r.tokens[-1:], r.cache) for r in reqs], argmax=True)
-            else:
-                out = self.model.forward_seqs([(r.tokens[-1:], r.cache) for r in reqs], **self._seqs_top)
+            elif n > 1:
+                out = self._sample_on_device(reqs, rows, n)
+            if out is None:
+                n = 1
+                items = [(r.tokens[-1:], r.cache) for r in reqs]
+                out = (self.model.forward_seqs(items, argmax=True) if greedy
+                       else self.model.forward_seqs(items, **self._seqs_top))
         except Exception as e:  # noqa: BLE001 - the step failed for all of them
             if any(getattr(r.cache, "recurrent_layers", True) for r in reqs):  # state half stepped: no retry
                 for r in reqs:
@@ -522,10 +574,12 @@ class Engine:
             return
         for r, row in zip(reqs, out):
             try:
-                if n > 1:
+                if n > 1 and greedy:
                     for token in row:
                         if self._emit(r, int(token), None):
                             break
+                elif n > 1:
+                    self._emit_drawn(r, row)
                 elif greedy:
                     self._emit(r, int(row), None)
                 else:
@@ -544,11 +598,16 @@ class Engine:
             if not done:
                 return
         else:
-            n = min(self.greedy_chunk, req.n_ctx - req.cache.n_past, req.tokens_left)
+            n = self._chunk([req])
             if n > 1 and req.params.is_plain_greedy:
                 for token in self.model.greedy(req.tokens[-1], req.cache, n):
                     if self._emit(req, token, None):
                         return
+                return
+            rows = self._device_rows([req]) if n > 1 else None
+            out = None if rows is None else self._sample_on_device([req], rows, n)
+            if out is not None:
+                self._emit_drawn(req, out[0])
                 return
             logits = self.model.forward(req.tokens[-1:], req.cache, last_only=True, **self._top)
         self._sample(req, logits if self._top else logits[-1])

@@ -234,14 +234,22 @@ def _softmax(vals: np.ndarray) -> np.ndarray:
     return e / e.sum()
 
 
+def _best(vals: np.ndarray, k: int) -> np.ndarray:
+    """The places of the k best of vals (tokens in ascending id order), best first; equal values by place (the
+    lower id first, at the k-th too: a device sampler's order, `kernels/sample.py`)."""
+    kth = np.partition(vals, vals.size - k)[vals.size - k]
+    above = np.nonzero(vals > kth)[0]
+    keep = np.concatenate([above, np.nonzero(vals == kth)[0][: k - above.size]])
+    return keep[np.lexsort((keep, -vals[keep]))]
+
+
 def _top_p(ids: np.ndarray, vals: np.ndarray, p: float, min_keep: int) -> tuple[np.ndarray, np.ndarray]:
     """Keep the most likely tokens whose probabilities sum to at least p; result sorted descending."""
     m = vals.max()
     log_z = m + math.log(float(np.sum(np.exp(vals - m))))
     need = max(min_keep, 1)
     if ids.size > _ADAPTIVE_MIN:  # the nucleus is usually small: try the best _ADAPTIVE_K first
-        part = np.argpartition(-vals, _ADAPTIVE_K - 1)[:_ADAPTIVE_K]
-        part = part[np.argsort(-vals[part], kind="stable")]
+        part = _best(vals, _ADAPTIVE_K)
         cum = np.cumsum(np.exp(vals[part] - log_z))
         hit = np.nonzero((cum >= p) & (np.arange(1, cum.size + 1) >= need))[0]
         if hit.size:
@@ -304,8 +312,7 @@ class Sampler:
         """Steps 3-6 on the finite logits `vals` of tokens `ids` (ascending)."""
         p = self.params
         if 0 < p.top_k < ids.size:
-            keep = np.argpartition(-vals, p.top_k - 1)[: p.top_k]
-            keep = keep[np.argsort(-vals[keep], kind="stable")]
+            keep = _best(vals, p.top_k)
             ids, vals = ids[keep], vals[keep]
         if p.top_p < 1.0:
             ids, vals = _top_p(ids, vals, p.top_p, p.min_keep)
@@ -339,6 +346,30 @@ class Sampler:
         else:
             token = self._draw(*self.candidates(x))
         return token, (self.logprob(logits, token) if self.params.logprobs else None)
+
+    def device_row(self, top: int = TOP_LOGITS) -> tuple[float, int, int | float, float, int] | None:
+        """This request's settings as a device sampler takes them (temperature, top_k, top_p, min_p, need =
+        max(min_keep, 1); temperature 0: greedy), where its draw from a row's best `top` keys is `sample`'s: no
+        logit bias, no penalty, no logprobs, and top-k on (1..top) unless greedy; else None (the host samples)."""
+        p = self.params
+        penalties = p.penalty_last_n != 0 and (p.repeat_penalty != 1.0 or p.frequency_penalty != 0.0
+                                               or p.presence_penalty != 0.0)
+        if p.logit_bias or p.logprobs or penalties or not (p.is_greedy or 0 < p.top_k <= min(top, self.n_vocab)):
+            return None
+        return (0.0, 1, 1.0, 0.0, 1) if p.is_greedy else (p.temperature, p.top_k, p.top_p, p.min_p,
+                                                          max(p.min_keep, 1))
+
+    def draw_ahead(self, n: int) -> np.ndarray:
+        """The uniform draws of the next n sampled tokens, as `sample` would make them (none for greedy: zeros);
+        `drew(m)` then keeps the first m of them drawn and puts the rest back."""
+        self._ahead = self.rng.bit_generator.state
+        return np.zeros(n) if self.params.is_greedy else self.rng.random(n)
+
+    def drew(self, m: int) -> None:
+        """Of the last `draw_ahead`, only the first m were used: the generator continues after them."""
+        if not self.params.is_greedy:
+            self.rng.bit_generator.state = self._ahead
+            self.rng.random(m)
 
     def _draw(self, ids: np.ndarray, vals: np.ndarray) -> int:
         probs = _softmax(vals)

@@ -26,6 +26,9 @@ read a sequence's own layers (`CacheGroup.addressed`: a layer taken a sequence a
 with its query pre-scale) replays only on caches at the captured addresses, and is captured again for others.
 A group's greedy decode (`greedy_seqs`) is such a step followed by each row's argmax, which becomes its
 sequence's next token, replayed n times like `greedy` (captured at once: its caller asks for several steps).
+`sample` is the same loop with each row's token drawn by the request's sampler settings from the row's best logits
+(`kernels/sample.py`), one sequence or a group: the settings and the steps' uniform draws are copied into the
+graph's buffers before its replays.
 
 Graphs are captured and launched through the CUDA driver API (`DriverGraph`), not torch.cuda.CUDAGraph:
 from the 4th torch capture of a process on, every graph of the process (old ones too, and whatever
@@ -48,6 +51,7 @@ import torch
 
 from zinc.backends.base import Q8Cells
 from zinc.backends.cuda.kernels import elementwise as kel
+from zinc.backends.cuda.kernels import sample as ksample
 
 MAX_GRAPHS = 8
 MAX_SEEN = 256  # prompt-chunk keys remembered for the capture-on-repeat rule
@@ -124,6 +128,28 @@ class _Captured:
     chosen: torch.Tensor | None = None  # greedy graphs: the ids chosen so far (cache.n_ctx,) int32
     count: torch.Tensor | None = None  # greedy graphs: how many of them (1,) int64
     tables: torch.Tensor | None = None  # group steps: the captured group's tables (`CudaOps.kv_tables`)
+    sampling: "SampleBufs | None" = None  # sampled graphs: the rows' settings and the steps' draws
+
+
+class SampleBufs:
+    """A sampled graph's inputs besides tokens and positions (`kernels/sample.py`): each row's settings and the
+    steps' uniform draws (up to `steps`), and how many of a row's best logits it draws from."""
+
+    def __init__(self, rows: int, steps: int, top: int, device: Any) -> None:
+        self.fp = torch.zeros((rows, 3), dtype=torch.float64, device=device)
+        self.ip = torch.ones((rows, 2), dtype=torch.int32, device=device)
+        self.u = torch.zeros((steps, rows), dtype=torch.float64, device=device)
+        self.top = top
+
+    def set(self, params: Any, uniforms: Any) -> None:
+        """params (rows, 5): temperature, top_k, top_p, min_p, need; uniforms (n, rows) float64."""
+        fp, ip = ksample.rows_params(params, "cpu")
+        self.fp.copy_(fp, non_blocking=True)
+        self.ip.copy_(ip, non_blocking=True)
+        self.u[:len(uniforms)].copy_(torch.from_numpy(uniforms), non_blocking=True)
+
+    def tail(self, out: torch.Tensor, tokens, pos, chosen, count) -> None:
+        ksample.sample_next(out, self.top, self.fp, self.ip, self.u, tokens, pos, chosen, count)
 
 
 def fits(g: "_Captured", cache: Any) -> bool:
@@ -211,12 +237,13 @@ class StepGraphs:
             g.tables.copy_(group.tables, non_blocking=True)
         return g
 
-    def _capture_group(self, key: tuple, forward, cfg, weights, batch, group, greedy: bool = False):
+    def _capture_group(self, key: tuple, forward, cfg, weights, batch, group, greedy: bool = False,
+                       sampling: "SampleBufs | None" = None):
         """`_capture` of a group step (kept under key when it captured): (its eager result, _Captured or None)."""
         if group.tables is not None:  # the captured step reads these; later groups' tables are copied in
             group.tables = group.tables.clone()
         group.addressed = False
-        out, g = self._capture(forward, cfg, weights, batch, group, greedy=greedy)
+        out, g = self._capture(forward, cfg, weights, batch, group, greedy=greedy, sampling=sampling)
         if g is not None:
             g.signature = group_signature(group) if group.addressed else ()
             g.tables = group.tables
@@ -302,6 +329,50 @@ class StepGraphs:
             return first.reshape(1, -1).cpu()
         return self._greedy_replays(g, n, first, batch.pos)
 
+    def sample(self, forward, cfg, weights, batch, cache, n: int, params: Any, uniforms: Any, top: int) -> torch.Tensor:
+        """n steps of one sequence or a group (one token each), each row's token drawn on the device by its
+        settings (params (rows, 5), see `SampleBufs.set`) with uniforms[s, row] the s-th step's draw, fed to the next
+        step like `greedy`'s; (steps run, rows) ids: all n, or only the first (eager) one when the capture failed."""
+        seqs = bool(batch.seqs)
+        if seqs:
+            key = self._group_key(forward, cfg, weights, batch, cache, f"sample{top}")
+            g = self._group_graph(key, batch, cache)
+        else:
+            key = (id(forward), id(cfg), id(weights), id(cache), f"sample{top}")
+            g = self.graphs.get(key)
+            if g is not None and fits(g, cache):
+                self.graphs.move_to_end(key)
+                g.tokens.copy_(batch.tokens.reshape(g.tokens.shape), non_blocking=True)
+                g.pos.copy_(batch.pos.reshape(g.pos.shape), non_blocking=True)
+            else:
+                g = None
+        if g is not None:
+            g.sampling.set(params, uniforms)
+            g.count.zero_()
+            for _ in range(n):
+                g.graph.replay()
+            return g.chosen[:n].reshape(n, -1).cpu()
+        rows = len(batch.seqs) if seqs else 1
+        bufs = SampleBufs(rows, max(c.n_ctx for c in cache.caches) if seqs else cache.n_ctx, top, self.ops.device)
+        bufs.set(params, uniforms)
+        if seqs:
+            out, g = self._capture_group(key, forward, cfg, weights, batch, cache, sampling=bufs)
+        else:
+            out, g = self._capture(forward, cfg, weights, batch, cache, sampling=bufs)
+            if g is not None:
+                self._keep(key, g)
+        if g is None:  # the eager step's token alone
+            tokens, pos = batch.tokens.clone(), batch.pos.clone()
+            chosen = torch.zeros((1, rows), dtype=torch.int32, device=self.ops.device)
+            count = torch.zeros((1,), dtype=torch.int64, device=self.ops.device)
+            bufs.tail(out, tokens, pos, chosen, count)
+            return chosen.cpu()
+        g.count.zero_()
+        bufs.tail(out, g.tokens, g.pos, g.chosen, g.count)  # the eager step's token: the next replay's input
+        for _ in range(n - 1):
+            g.graph.replay()
+        return g.chosen[:n].reshape(n, -1).cpu()
+
     @contextmanager
     def _capture_paths(self):
         """The ops take the paths a capture needs (no host syncs) while inside."""
@@ -311,8 +382,10 @@ class StepGraphs:
         finally:
             self.ops.capturing = False
 
-    def _capture(self, forward, cfg, weights, batch, cache, greedy: bool = False) -> tuple[torch.Tensor, Any]:
-        """Run the step eagerly (its result is returned), then capture it: (result, _Captured), or
+    def _capture(self, forward, cfg, weights, batch, cache, greedy: bool = False,
+                 sampling: "SampleBufs | None" = None) -> tuple[torch.Tensor, Any]:
+        """Run the step eagerly (its result is returned), then capture it (followed by the greedy or sampled
+        choice of the next token, with `greedy` or `sampling`): (result, _Captured), or
         (result, None) when the capture fails (an op of the step cannot be captured): the model is
         then marked to run eagerly from now on, with a note on stderr."""
         from dataclasses import replace
@@ -325,7 +398,7 @@ class StepGraphs:
             eager = forward(self.ops, cfg, weights, static, cache).clone()
         torch.cuda.synchronize(self.ops.device)
         chosen = count = None
-        if greedy:  # (a group: a row of ids a step)
+        if greedy or sampling is not None:  # (a group: a row of ids a step)
             chosen = torch.zeros((max(c.n_ctx for c in cache.caches), batch.n) if batch.seqs else (cache.n_ctx,),
                                  dtype=torch.int32, device=self.ops.device)
             count = torch.zeros((1,), dtype=torch.int64, device=self.ops.device)
@@ -333,7 +406,9 @@ class StepGraphs:
         try:
             with self._capture_paths(), graph.capture(self.stream, self.pool):
                 out = forward(self.ops, cfg, weights, static, cache)
-                if greedy and batch.seqs:  # each row's id: its sequence's next token, position + 1, a row appended
+                if sampling is not None:
+                    sampling.tail(out, tokens, pos, chosen, count)
+                elif greedy and batch.seqs:  # each row's id: its sequence's next token, position + 1, a row appended
                     ids = torch.argmax(out, dim=-1).to(torch.int32)
                     tokens.copy_(ids)
                     pos.add_(1)
@@ -349,4 +424,4 @@ class StepGraphs:
             return eager, None
         self.captures += 1
         sig = () if batch.seqs else cache_signature(cache)  # (a group's: run_seqs)
-        return eager, _Captured(graph, tokens, pos, out, sig, weakref.ref(cache), chosen, count)
+        return eager, _Captured(graph, tokens, pos, out, sig, weakref.ref(cache), chosen, count, sampling=sampling)

@@ -27,7 +27,8 @@ a prompt chunk whose length came before (`graph.StepGraphs`); while a graph is b
 `kv_write` takes each cell from the position (pos % cells, as `KVCache.begin` does) and attention
 reads its extent from the positions, so the captured step is right at every later position.
 `greedy_steps` (`Model.greedy`) replays a graph of the step plus its argmax, which feeds the next
-replay: no host round trip per token.
+replay: no host round trip per token; `sample_steps` (`Model.sample_seqs`) the same with each row's token drawn
+by its request's sampler settings on the device (`kernels/sample.py`).
 """
 
 from __future__ import annotations
@@ -708,6 +709,14 @@ class CudaOps(BaseOps):
         if graphs is None:
             return None
         return (graphs.greedy_seqs if batch.seqs else graphs.greedy)(forward, cfg, weights, batch, cache, n).numpy()
+
+    def sample_steps(self, forward, cfg, weights, batch, cache, n, params, uniforms, top):
+        """n sampled steps as replays of one captured step whose rows' draws feed the next (graph.py `sample`)."""
+        one_token = all(k == 1 for k in batch.seqs) if batch.seqs else batch.n == 1
+        graphs = self._step_graphs(forward, cfg, weights, batch) if one_token else None
+        if graphs is None:
+            return None
+        return graphs.sample(forward, cfg, weights, batch, cache, n, params, uniforms, top).numpy()
 
     def run_step(self, forward, cfg, weights, batch, cache):
         """One model step: a replayed CUDA graph where one is captured (decode steps, repeated
