@@ -31,7 +31,11 @@ its own); when all of them decode greedily on the raw logits only their argmax i
 backend with a device-side greedy loop they take up to `greedy_chunk` tokens a step there together
 (`Model.greedy_seqs`). Sampling takes each row's best `TOP_LOGITS` logits (`Model.forward(..., top=k)`,
 `sampler.TopLogits`; `top_logits=0`: whole rows) where the model offers them: the whole row leaves the device
-only when the request's settings need it (see `engine.sampler`). A request
+only when the request's settings need it (see `engine.sampler`). On a backend with a device sampler
+(`Model.samples_on_device`: CUDA) requests whose settings it takes (`Sampler.device_row`: no bias, penalties or
+logprobs, top-k within the best logits; greedy too) draw up to `greedy_chunk` tokens a step there, alone or
+together (`Model.sample_seqs`): the draws are made ahead from each request's generator and the unused ones put
+back, so a seed makes the same draws either way (`device_sampling=False`: the host samples). A request
 decoding alone greedily on the raw logits (`SamplingParams.is_plain_greedy`) on a backend with a
 device-side greedy loop (`Model.greedy_on_device`) takes up to `greedy_chunk` tokens a step there
 instead (`Model.greedy`: no logits to the host between them); tokens past a stop are dropped, and
