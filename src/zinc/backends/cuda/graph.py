@@ -396,6 +396,10 @@ class StepGraphs:
         # compiled and loaded (a first load inside a capture fails it)
         with self._capture_paths():
             eager = forward(self.ops, cfg, weights, static, cache).clone()
+            if sampling is not None:  # (its kernels loaded and topk's workspace sized outside the capture too)
+                rows = tokens.numel()
+                sampling.tail(eager, tokens.clone(), pos.clone(), torch.zeros((1, rows), dtype=torch.int32,
+                              device=self.ops.device), torch.zeros((1,), dtype=torch.int64, device=self.ops.device))
         torch.cuda.synchronize(self.ops.device)
         chosen = count = None
         if greedy or sampling is not None:  # (a group: a row of ids a step)
