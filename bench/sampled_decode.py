@@ -1,6 +1,6 @@
 """What a chat user's decode speed is: one request of N tokens through the engine with llama.cpp's default
 sampling (temperature 0.8, top-k 40, top-p 0.95, min-p 0.05; seeded): drawn on the device in chunks of 8 steps
-(`Model.sample_seqs`, the default), each step's best logits sampled on the host (`sampler.TopLogits`), whole rows
+(`Model.start_seqs`, the default), each step's best logits sampled on the host (`sampler.TopLogits`), whole rows
 of logits sampled on the host, and greedy (the device-side loop) for reference; and B such requests decoding together. Decode tok/s from the engine's request stats (B: every
 request's tokens over the slowest one's decode time).
 

@@ -10,7 +10,7 @@ nvidia-smi --query-gpu=name --format=csv,noheader
 date
 python3 -m zinc.synth qwen3-8b -o .real/q8b.gguf --ftype Q4_K_M -q > $OUT/r/synth.log 2>&1 &
 timeout 200 python3 -m pytest -q -p no:cacheprovider tests/backends/test_cuda_seqs.py tests/backends/test_cuda_graph.py \
-  tests/backends/test_cuda_kernels.py tests/backends/test_cuda_recurrent.py -k "seqs or tiles_gemm or top_logits or sample" \
+  tests/backends/test_cuda_kernels.py tests/backends/test_cuda_recurrent.py -k "seqs or tiles_gemm or top_logits or sample or follow" \
   > $OUT/r/tests.log 2>&1
 tail -30 $OUT/r/tests.log | cut -c1-300
 wait; date

@@ -171,28 +171,33 @@ class Model:
             toks = rows[-1].tolist()
         return np.stack(rows, 1)
 
-    def sample_seqs(self, firsts: Sequence[int], caches: Sequence[KVCache], n: int, rows: Sequence[tuple],
-                    uniforms: np.ndarray, top: int = TOP_LOGITS) -> np.ndarray:
-        """Feed firsts[i] after what caches[i] holds and sample up to n tokens of every sequence on the device:
-        rows[i] its sampler's settings (`Sampler.device_row(top)`), uniforms[s, i] its s-th draw
-        (`Sampler.draw_ahead`). The ids (len(caches), steps) of the steps the device ran (steps <= n: none on a
-        backend without a device sampler; the caller then samples on the host); -1 where a step's logits were
-        not finite. One sequence takes the single-sequence step (as `greedy`), several a group's (`greedy_seqs`)."""
+    def start_seqs(self, firsts: Sequence[int], caches: Sequence[KVCache], n: int, rows: Sequence[tuple] | None = None,
+                   uniforms: np.ndarray | None = None, top: int = TOP_LOGITS) -> "DeviceChunk | None":
+        """Feed firsts[i] after what caches[i] holds and decode up to n tokens of every sequence in a loop on the
+        device: greedy (`rows` None: argmax of the raw logits) or drawn by rows[i], sequence i's sampler settings
+        (`Sampler.device_row(top)`), with uniforms[s, i] its s-th draw (`Sampler.draw_ahead`). Returns at once with a
+        `DeviceChunk` of the steps launched (every cache advanced by them); its `follow` launches the next steps
+        before its ids are read. One sequence takes the single-sequence step (as `greedy`), several a group's
+        (`greedy_seqs`). None where the backend has no such loop (sampled rows; greedy ones then run `greedy` /
+        `greedy_seqs` here, a chunk whose ids are already read)."""
         firsts = self._check_ids(firsts)
         caches = list(caches)
-        uniforms = np.asarray(uniforms, np.float64)
-        if len(firsts) != len(caches) or len(rows) != len(caches) or not caches:
-            raise ValueError(f"sample_seqs needs a first token and settings per cache, got {len(firsts)} and "
-                             f"{len(rows)} for {len(caches)}")
-        if n <= 0 or not self.samples_on_device:
-            return np.zeros((len(caches), 0), np.int32)
-        if uniforms.shape != (n, len(caches)):
-            raise ValueError(f"uniforms must be ({n}, {len(caches)}), got {uniforms.shape}")
+        if len(firsts) != len(caches) or (rows is not None and len(rows) != len(caches)) or not caches:
+            raise ValueError(f"start_seqs needs a first token (and settings) per cache, got {len(firsts)} for "
+                             f"{len(caches)}")
+        if n <= 0:
+            raise ValueError(f"start_seqs needs n >= 1, got {n}")
+        if rows is not None:
+            uniforms = np.asarray(uniforms, np.float64)
+            if uniforms.shape != (n, len(caches)):
+                raise ValueError(f"uniforms must be ({n}, {len(caches)}), got {uniforms.shape}")
         if len(caches) > self.n_ubatch:
             raise ZincError(f"{len(caches)} sequences in one step exceed n_ubatch={self.n_ubatch}")
         for c in caches:
             if c.n_past + n > c.n_ctx:
                 raise ZincError(f"context is full: {n} tokens do not fit after {c.n_past} (n_ctx={c.n_ctx})")
+        if not self.loops_on_device:
+            return None if rows is not None else self._greedy_chunk(firsts, caches, n)
         if len(caches) == 1:
             target: Any = caches[0]
             batch = Batch.make(self.ops, firsts, target.n_past, last_only=True)
@@ -201,17 +206,29 @@ class Model:
             target = CacheGroup(self.ops, caches, [1] * len(caches))
             target.begin()
             batch = Batch.make_seqs(self.ops, [([t], c.n_past) for t, c in zip(firsts, caches)], last_only=True)
-        ran = self.ops.sample_steps(self.arch.forward, self.config, self.weights, batch, target, n,
-                                    np.asarray(rows, np.float64), uniforms, top)
-        ran = np.zeros((0, len(caches)), np.int32) if ran is None else np.asarray(ran, np.int32)
-        for c in caches:
-            c.advance(len(ran))  # (with none run, begin() above only checked the positions)
-        return ran.T.copy()
+        pending = self.ops.loop_steps(self.arch.forward, self.config, self.weights, batch, target, n,
+                                      None if rows is None else np.asarray(rows, np.float64), uniforms, top)
+        if pending is None:  # (begin() above only checked the positions)
+            return None if rows is not None else self._greedy_chunk(firsts, caches, n)
+        return DeviceChunk(caches, pending)
+
+    def _greedy_chunk(self, firsts: list[int], caches: list[KVCache], n: int) -> "DeviceChunk":
+        """`greedy` / `greedy_seqs` as a chunk already read."""
+        ids = ([self.greedy(firsts[0], caches[0], n)] if len(caches) == 1 else self.greedy_seqs(firsts, caches, n))
+        return DeviceChunk(caches, _Done(np.asarray(ids, np.int32).T), advanced=True)
+
+    def sample_seqs(self, firsts: Sequence[int], caches: Sequence[KVCache], n: int, rows: Sequence[tuple],
+                    uniforms: np.ndarray, top: int = TOP_LOGITS) -> np.ndarray:
+        """`start_seqs` with sampler settings, waited for: the ids (len(caches), steps) of the steps the device ran
+        (steps <= n; none on a backend without a device loop: the caller samples on the host); -1 where a step's
+        logits were not finite."""
+        chunk = self.start_seqs(firsts, caches, n, rows, uniforms, top) if n > 0 else None
+        return np.zeros((len(caches), 0), np.int32) if chunk is None else chunk.ids()
 
     @property
-    def samples_on_device(self) -> bool:
-        """Whether the backend can draw sampled tokens on the device (`sample_seqs`)."""
-        return getattr(type(self.ops), "sample_steps", BaseOps.sample_steps) is not BaseOps.sample_steps
+    def loops_on_device(self) -> bool:
+        """Whether the backend runs decode loops on the device without waiting (`start_seqs`), sampled ones too."""
+        return getattr(type(self.ops), "loop_steps", BaseOps.loop_steps) is not BaseOps.loop_steps
 
     @property
     def greedy_on_device(self) -> bool:
@@ -282,6 +299,43 @@ class Model:
         from zinc.engine.generate import chat
 
         return chat(self, messages, **options)
+
+
+class _Done:
+    """A chunk whose ids were read already (a backend without an asynchronous loop)."""
+
+    def __init__(self, ids: np.ndarray) -> None:
+        self._ids, self.n = ids, len(ids)
+
+    def ids(self) -> np.ndarray:
+        return self._ids
+
+    def follow(self, n: int, uniforms: Any = None) -> None:
+        return None
+
+
+class DeviceChunk:
+    """Steps of a decode loop on the device (`Model.start_seqs`): `steps` of them launched for every sequence, its
+    caches advanced by them. `ids()` waits for their ids (sequences, steps); `follow(n, uniforms)` launches the next n
+    steps of the same loop from where these end, before these are read (uniforms (n, sequences): a sampled loop's
+    draws for them), valid while nothing else has run on these caches since; None where the loop cannot go on so."""
+
+    def __init__(self, caches: list[KVCache], pending: Any, advanced: bool = False) -> None:
+        self.caches, self.pending, self.steps = caches, pending, int(pending.n)
+        if not advanced:
+            for c in caches:
+                c.advance(self.steps)
+
+    def ids(self) -> np.ndarray:
+        return np.asarray(self.pending.ids(), np.int32).reshape(self.steps, len(self.caches)).T.copy()
+
+    def follow(self, n: int, uniforms: np.ndarray | None = None) -> "DeviceChunk | None":
+        if n <= 0 or any(c.n_past + n > c.n_ctx for c in self.caches):
+            return None
+        if uniforms is not None:
+            uniforms = np.ascontiguousarray(uniforms, np.float64).reshape(n, len(self.caches))
+        pending = self.pending.follow(n, uniforms)
+        return None if pending is None else DeviceChunk(self.caches, pending)
 
 
 def load(path: str | os.PathLike, backend: str | Ops = "cpu", n_ctx: int = 4096, **options: Any) -> Model:

@@ -204,7 +204,7 @@ def test_sample_seqs_graphs(tmp_path, preset):
     """Sampling on the device (`Model.sample_seqs`: a captured step, one sequence or a group, whose rows' tokens
     are drawn by their sampler settings and feed the next replay) draws what the host's `Sampler` draws from each
     step's best logits with the same uniforms, greedy rows among them; every cache advances; the second chunk
-    replays the graph."""
+    replays the graph, as `start_seqs` and a `follow` launched before its ids are read."""
     from zinc.engine.sampler import Sampler, SamplingParams
 
     path = tmp_path / f"{preset}.gguf"
@@ -233,8 +233,36 @@ def test_sample_seqs_graphs(tmp_path, preset):
                 tok = [s.sample(t)[0] for s, t in zip(samplers, tops)]
                 want.append(tok)
             before = m.ops._graphs.captures
-            got = m.sample_seqs(last, caches, 7, rows, u)
+            if chunk == 0:
+                got = m.sample_seqs(last, caches, 7, rows, u)
+            else:  # 4 steps, then 3 more launched before the first 4 are read
+                first = m.start_seqs(last, caches, 4, rows, u[:4])
+                more = first.follow(3, u[4:])
+                got = np.concatenate([first.ids(), more.ids()], 1)
             assert got.tolist() == np.array(want).T.tolist(), (seqs, chunk)
             assert [c.n_past for c in caches] == [len(p) - 1 + 7 * (chunk + 1) for p in prompts]
             assert m.ops._graphs.captures - before == (1 if chunk == 0 else 0), (seqs, chunk)
             last = tok
+
+
+@pytest.mark.parametrize("preset", ["qwen3-tiny", "qwen35-tiny"])
+def test_greedy_loops_follow(tmp_path, preset):
+    """Greedy device loops chained without reading between them (`start_seqs`, then `follow` twice before any ids
+    are read) give `greedy`'s tokens, one sequence and a group of three."""
+    path = tmp_path / f"{preset}.gguf"
+    write_model(str(path), preset, ftype="Q8_0", seed=17)
+    m = load(path, backend="cuda", n_ctx=96)
+    rng = np.random.default_rng(18)
+    for seqs in (1, 3):
+        prompts = [rng.integers(0, m.n_vocab, int(n)).tolist() for n in rng.integers(3, 30, seqs)]
+        caches, alone = ([m.new_cache(96) for _ in prompts] for _ in range(2))
+        for p, c, a in zip(prompts, caches, alone):
+            m.forward(p[:-1], c)
+            m.forward(p[:-1], a)
+        want = [m.greedy(p[-1], a, 12) for p, a in zip(prompts, alone)]
+        first = m.start_seqs([p[-1] for p in prompts], caches, 5)
+        second = first.follow(4)
+        third = second.follow(3)
+        got = np.concatenate([first.ids(), second.ids(), third.ids()], 1)
+        assert got.tolist() == want, seqs
+        assert [c.n_past for c in caches] == [len(p) - 1 + 12 for p in prompts]

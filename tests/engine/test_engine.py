@@ -383,15 +383,15 @@ def test_finished_caches_are_reused_reset(tmp_path, preset):
 
 
 class _GreedyCounting(_Counting):
-    """Also counts `greedy` calls (the device-side loop's entry)."""
+    """Also counts greedy `start_seqs` calls (the device-side loop's entry)."""
 
     def __init__(self, real) -> None:
         super().__init__(real)
         self.greedy_calls = 0
 
-    def greedy(self, first, cache, n):
-        self.greedy_calls += 1
-        return self.real.greedy(first, cache, n)
+    def start_seqs(self, firsts, caches, n, rows=None, uniforms=None, top=128):
+        self.greedy_calls += rows is None
+        return self.real.start_seqs(firsts, caches, n, rows, uniforms, top)
 
 
 def _run_all(model, chunk, jobs, n_ctx=None, batch_decode=True):
@@ -404,7 +404,7 @@ def _run_all(model, chunk, jobs, n_ctx=None, batch_decode=True):
 
 
 def test_greedy_chunks_give_the_one_step_results(model):
-    """Greedy requests decoded up to 8 tokens a step through `Model.greedy` end exactly as one token a step:
+    """Greedy requests decoded up to 8 tokens a step through `Model.start_seqs` end exactly as one token a step:
     max_tokens not a multiple of the chunk, a stop string inside a chunk, a full context, two at once, and a
     penalised greedy request (not plain: one step at a time); requests decoding together (one forward) end the
     same too."""
@@ -430,7 +430,8 @@ def test_greedy_chunks_give_the_one_step_results(model):
 
 
 class _SeqsCounting(_Counting):
-    """Also counts `forward_seqs` calls and whether they asked for argmax ids, and `greedy_seqs` calls' sizes."""
+    """Also counts `forward_seqs` calls and whether they asked for argmax ids, and the sizes of greedy `start_seqs`
+    calls of several sequences."""
 
     def __init__(self, real) -> None:
         super().__init__(real)
@@ -442,9 +443,10 @@ class _SeqsCounting(_Counting):
         self.seqs_calls.append((len(items), argmax))
         return self.real.forward_seqs(items, argmax)
 
-    def greedy_seqs(self, firsts, caches, n):
-        self.greedy_calls.append((len(caches), n))
-        return self.real.greedy_seqs(firsts, caches, n)
+    def start_seqs(self, firsts, caches, n, rows=None, uniforms=None, top=128):
+        if rows is None and len(caches) > 1:
+            self.greedy_calls.append((len(caches), n))
+        return self.real.start_seqs(firsts, caches, n, rows, uniforms, top)
 
 
 def test_requests_decode_together(model):
@@ -537,36 +539,57 @@ class _Draws:
         return self.draws.pop(0)
 
 
-class _DeviceSampling:
-    """The model with a `sample_seqs` that draws as a device sampler does: each step's logits here, each row's token
-    by `Sampler.sample`'s rule with the step's given uniform (the kernel's equality with that rule is
-    tests/backends/test_cuda_kernels.py::test_sample_next)."""
+class _Loop:
+    """A device loop's chunk, computed at once: n steps from `toks` on the caches, each row's token the argmax (rows
+    None) or drawn by `Sampler.sample`'s rule with the step's given uniform (the kernel's equality with that rule is
+    tests/backends/test_cuda_kernels.py::test_sample_next); `follow` goes on from its last tokens, as the device's."""
 
-    samples_on_device = True
+    def __init__(self, owner, caches, toks, n, rows, uniforms) -> None:
+        from zinc.engine.sampler import Sampler
+
+        m, toks, out = owner.model, list(toks), []
+        for s in range(n):
+            if len(caches) == 1:
+                logits = m.forward(toks, caches[0], last_only=True)
+            else:
+                logits = m.forward_seqs([([t], c) for t, c in zip(toks, caches)])
+            for i in range(len(caches)):
+                if rows is None:
+                    toks[i] = int(np.argmax(logits[i]))
+                    continue
+                t, k, p, mp, need = rows[i]
+                smp = Sampler(SamplingParams(temperature=t, top_k=int(k), top_p=p, min_p=mp, min_keep=int(need)),
+                              m.n_vocab)
+                smp.rng = _Draws([uniforms[s, i]])
+                toks[i] = smp.sample(logits[i])[0]
+            out.append(list(toks))
+        self.owner, self.caches, self.rows, self.last, self.steps = owner, caches, rows, toks, n
+        self._ids = np.array(out, np.int32).T
+
+    def ids(self):
+        return self._ids
+
+    def follow(self, n, uniforms=None):
+        if any(c.n_past + n > c.n_ctx for c in self.caches):
+            return None
+        self.owner.follows.append((len(self.caches), n))
+        return _Loop(self.owner, self.caches, self.last, n, self.rows, uniforms)
+
+
+class _DeviceLoops:
+    """The model with device loops (`start_seqs` chunks that can follow one another), as `_Loop` computes them."""
+
+    loops_on_device = True
 
     def __init__(self, model) -> None:
-        self.model, self.calls = model, []
+        self.model, self.calls, self.follows = model, [], []
 
     def __getattr__(self, name):
         return getattr(self.model, name)
 
-    def sample_seqs(self, firsts, caches, n, rows, uniforms, top=128):
-        from zinc.engine.sampler import Sampler
-
-        self.calls.append((len(caches), n, [tuple(r) for r in rows]))
-        toks, out = list(firsts), []
-        for s in range(n):
-            if len(caches) == 1:
-                logits = self.model.forward(toks, caches[0], last_only=True)
-            else:
-                logits = self.model.forward_seqs([([t], c) for t, c in zip(toks, caches)])
-            for i, (t, k, p, mp, need) in enumerate(rows):
-                smp = Sampler(SamplingParams(temperature=t, top_k=int(k), top_p=p, min_p=mp, min_keep=int(need)),
-                              self.model.n_vocab)
-                smp.rng = _Draws([uniforms[s, i]])
-                toks[i] = smp.sample(logits[i])[0]
-            out.append(list(toks))
-        return np.array(out, np.int32).T
+    def start_seqs(self, firsts, caches, n, rows=None, uniforms=None, top=128):
+        self.calls.append((len(caches), n, None if rows is None else [tuple(r) for r in rows]))
+        return _Loop(self, list(caches), firsts, n, rows, uniforms)
 
 
 def test_sampling_on_the_device_gives_the_hosts_tokens(model):
@@ -589,7 +612,7 @@ def test_sampling_on_the_device_gives_the_hosts_tokens(model):
             (ia[:9], SamplingParams(seed=6, max_tokens=10, ignore_eos=True, logprobs=True))]
     for together in (False, True):
         want = _run_all(model, 1, jobs, batch_decode=together)
-        dev = _DeviceSampling(model)
+        dev = _DeviceLoops(model)
         eng = Engine(dev, max_running=len(jobs), greedy_chunk=8, batch_decode=together)
         try:
             got = [h.result() for h in [eng.submit(ids, p) for ids, p in jobs]]
@@ -598,7 +621,23 @@ def test_sampling_on_the_device_gives_the_hosts_tokens(model):
         for i, (a, b) in enumerate(zip(got, want)):
             assert a.token_ids == b.token_ids and a.text == b.text and a.finish_reason == b.finish_reason, (together, i)
         assert got[1].finish_reason == "stop" and len(got[1].token_ids) < 30
-        assert dev.calls and all(n > 1 for _, n, _ in dev.calls)
-        drawn = {row for _, _, rows in dev.calls for row in rows}
+        assert dev.calls and all(n > 1 for _, n, _ in dev.calls) and dev.follows
+        drawn = {row for _, _, rows in dev.calls if rows for row in rows}
         assert drawn <= {(0.8, 40, 0.95, 0.05, 1), (1.7, 90, 0.8, 0.0, 4), (0.0, 1, 1.0, 0.0, 1)}, drawn
         assert (0.8, 40, 0.95, 0.05, 1) in drawn and (1.7, 90, 0.8, 0.0, 4) in drawn
+
+
+def test_device_loops_fill_the_context_as_the_host(model):
+    """A request that runs into the end of its context from device loops chunked ahead ends where one token a step
+    on the host ends (the last chunks shortened to the cells left), sampled and greedy."""
+    ib = model.tokenize(PROMPT_B)
+    for params in (SamplingParams(seed=8, ignore_eos=True), SamplingParams.greedy(ignore_eos=True)):
+        want = _run_all(model, 1, [(ib, params)], n_ctx=len(ib) + 21)[0]
+        dev = _DeviceLoops(model)
+        eng = Engine(dev, max_running=1, greedy_chunk=8, n_ctx=len(ib) + 21)
+        try:
+            got = eng.submit(ib, params).result()
+        finally:
+            eng.shutdown()
+        assert (got.token_ids, got.finish_reason) == (want.token_ids, want.finish_reason) == (want.token_ids, "length")
+        assert len(got.token_ids) == 22 and dev.follows

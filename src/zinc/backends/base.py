@@ -235,8 +235,8 @@ class Ops(Protocol):
     # rms_norm(x, w, eps) * unary(z, act)
     def run_step(self, forward: Any, cfg: Any, weights: Any, batch: Any, cache: Any) -> Array: ...
     def greedy_steps(self, forward: Any, cfg: Any, weights: Any, batch: Any, cache: Any, n: int) -> Any: ...
-    def sample_steps(self, forward: Any, cfg: Any, weights: Any, batch: Any, cache: Any, n: int, params: Any,
-                     uniforms: Any, top: int) -> Any: ...
+    def loop_steps(self, forward: Any, cfg: Any, weights: Any, batch: Any, cache: Any, n: int, params: Any = None,
+                   uniforms: Any = None, top: int = 0) -> Any: ...
     # one whole model step: `forward(ops, cfg, weights, batch, cache)` unless the backend replays it
 
 
@@ -290,10 +290,13 @@ class BaseOps:
         several sequences, one token each): (steps run, sequences) ids, each row's argmax its own."""
         return None
 
-    def sample_steps(self, forward, cfg, weights, batch, cache, n, params, uniforms, top):
-        """`greedy_steps` with each row's token drawn by its sampler settings (params (rows, 5): temperature, top_k,
-        top_p, min_p, need; see `Sampler.device_row`) from its best `top` logits, uniforms[s, row] the s-th step's
-        draw: (steps run, rows) ids (-1: that row's logits were not finite); None where the backend runs none."""
+    def loop_steps(self, forward, cfg, weights, batch, cache, n, params=None, uniforms=None, top=0):
+        """`greedy_steps` without waiting, or with each row's token drawn by its sampler settings (params (rows, 5):
+        temperature, top_k, top_p, min_p, need; see `Sampler.device_row`) from its best `top` logits, uniforms[s, row]
+        the s-th step's draw. Returns a pending chunk: `.n` steps launched (all n, or fewer where the device could
+        run fewer), `.ids()` waits for their ids (steps, rows) (-1: that row's logits were not finite), `.follow(m,
+        uniforms)` launches m more steps from where they end (before they are read; None where it cannot). None where
+        the backend has no such loop."""
         return None
 
     def overwrite(self, dst, a: np.ndarray):

@@ -27,18 +27,21 @@ cache computes its prompt afresh once a doubling).
 Each `step()` runs one `StepPlan` of the scheduler: prompt chunks (at most `n_ubatch` tokens, each its own
 forward) and one decode token per generating request. Two or more generating requests decode together in
 one forward (`Model.forward_seqs`: every weight read once for all of them; with `batch_decode=False` each
-its own); when all of them decode greedily on the raw logits only their argmax ids come back, and on a
-backend with a device-side greedy loop they take up to `greedy_chunk` tokens a step there together
-(`Model.greedy_seqs`). Sampling takes each row's best `TOP_LOGITS` logits (`Model.forward(..., top=k)`,
-`sampler.TopLogits`; `top_logits=0`: whole rows) where the model offers them: the whole row leaves the device
-only when the request's settings need it (see `engine.sampler`). On a backend with a device sampler
-(`Model.samples_on_device`: CUDA) requests whose settings it takes (`Sampler.device_row`: no bias, penalties or
-logprobs, top-k within the best logits; greedy too) draw up to `greedy_chunk` tokens a step there, alone or
-together (`Model.sample_seqs`): the draws are made ahead from each request's generator and the unused ones put
-back, so a seed makes the same draws either way (`device_sampling=False`: the host samples). A request
-decoding alone greedily on the raw logits (`SamplingParams.is_plain_greedy`) on a backend with a
-device-side greedy loop (`Model.greedy_on_device`) takes up to `greedy_chunk` tokens a step there
-instead (`Model.greedy`: no logits to the host between them); tokens past a stop are dropped, and
+its own); when all of them decode greedily on the raw logits only their argmax ids come back. Sampling takes
+each row's best `TOP_LOGITS` logits (`Model.forward(..., top=k)`, `sampler.TopLogits`; `top_logits=0`: whole
+rows) where the model offers them: the whole row leaves the device only when the request's settings need it
+(see `engine.sampler`).
+
+Device loops: on a backend with a device-side greedy loop (`Model.greedy_on_device`) requests decoding greedily
+on the raw logits (`SamplingParams.is_plain_greedy`), alone or together, take up to `greedy_chunk` tokens a
+step there (`Model.start_seqs`: no logits to the host between them). Where the loop runs without waiting
+(`Model.loops_on_device`: CUDA), sampled requests whose settings the device sampler takes
+(`Sampler.device_row`: no bias, penalties or logprobs, top-k within the best logits) draw theirs there too
+(the draws made ahead from each request's generator, so a seed makes the same draws either way;
+`device_sampling=False`: the host samples), and each chunk's successor is launched before the chunk's tokens
+are read (`DeviceChunk.follow`): the GPU runs the next chunk while the host streams this one's text, with no
+wait between them. A chunk launched ahead for a set of requests that changes (one finished, one joined) is
+read at the next step, its tokens emitted for those still generating. Tokens past a stop are dropped, and
 their entries in the cache are never reused. Sampling (`Sampler`), stop conditions (`StopChecker`)
 and the text (the tokenizer's streaming decoder: never a broken UTF-8 character) are per request.
 
@@ -321,8 +324,10 @@ class Engine:
         self._seqs_top = {"top": top_logits} if self._top and self.batch_decode and _takes(model.forward_seqs,
                                                                                               "top") else {}
         # sampled requests whose settings a device sampler takes draw their tokens there in greedy_chunk steps
-        self._device_sampling = device_sampling and bool(getattr(model, "samples_on_device", False)) and top_logits > 0
+        self._loops = hasattr(model, "start_seqs")
+        self._device_sampling = device_sampling and bool(getattr(model, "loops_on_device", False)) and top_logits > 0
         self._top_k = top_logits
+        self._ahead: dict[tuple[int, ...], tuple[list[_Request], Any]] = {}  # device loops launched ahead
         if greedy_chunk is None:
             greedy_chunk = GREEDY_CHUNK if getattr(model, "greedy_on_device", False) else 1
         self.greedy_chunk = max(1, int(greedy_chunk))
@@ -486,11 +491,15 @@ class Engine:
         return True
 
     def _run(self, plan: StepPlan) -> None:
-        together = [it.request for it in plan.items if not it.prefill and not it.request.finished]
-        if not self.batch_decode or len(together) < 2:
-            together = []
-        for i in range(0, len(together), self.n_ubatch):
-            self._decode_together(together[i:i + self.n_ubatch])
+        decoding = [it.request for it in plan.items if not it.prefill and not it.request.finished]
+        together = decoding if self.batch_decode and len(decoding) >= 2 else []
+        groups = [together[i:i + self.n_ubatch] for i in range(0, len(together), self.n_ubatch)]
+        # the device loops launched ahead for other sets of requests than this step's: their tokens first
+        self._drain_ahead(keep={self._key(g) for g in groups} if together else {self._key([r]) for r in decoding})
+        for group in groups:
+            group = [r for r in group if not r.finished]
+            if group:
+                self._decode_together(group)
         for item in plan.items:
             req = item.request
             if req.finished or (together and not item.prefill):
@@ -514,50 +523,83 @@ class Engine:
         rows = [r.sampler.device_row(self._top_k) for r in reqs]
         return None if any(row is None for row in rows) else rows
 
-    def _sample_on_device(self, reqs: list[_Request], rows: list[tuple], n: int) -> Any:
-        """Up to n tokens of each request drawn on the device (`Model.sample_seqs`): (requests, steps) ids, or
-        None where the device ran none (it has no sampler for this model: the host samples from now on)."""
-        uniforms = np.stack([r.sampler.draw_ahead(n) for r in reqs], 1)
+    @staticmethod
+    def _key(reqs: list[_Request]) -> tuple[int, ...]:
+        return tuple(r.request_id for r in reqs)
+
+    def _decode_chunk(self, reqs: list[_Request]) -> Any:
+        """Up to greedy_chunk tokens of each request from a loop on the device (`Model.start_seqs`: plain greedy,
+        or drawn there by each one's sampler settings), and the next chunk launched before these are read (kept
+        ahead for the next step); (requests, steps) ids, or None where these requests decode on the host this step."""
+        key = self._key(reqs)
+        greedy = all(r.params.is_plain_greedy for r in reqs)
+        rows = None if greedy else self._device_rows(reqs)
+        ahead = self._ahead.pop(key, None)
+        if ahead is not None:
+            chunk = ahead[1]
+        else:
+            n = self._chunk(reqs)
+            if n < 2 or (rows is None and not greedy) or not self._loops:
+                return None
+            chunk = self._launch(reqs, rows, n, lambda u: self.model.start_seqs(
+                [r.tokens[-1] for r in reqs], [r.cache for r in reqs], n, rows, u, top=self._top_k))
+            if chunk is None:
+                return None
+        n = min([self.greedy_chunk] + [min(r.n_ctx - r.cache.n_past, r.tokens_left - chunk.steps) for r in reqs])
+        if n > 0 and (greedy or rows is not None):
+            nxt = self._launch(reqs, rows, n, lambda u: chunk.follow(n, u))
+            if nxt is not None:
+                self._ahead[key] = (reqs, nxt)
+        return chunk.ids()
+
+    def _launch(self, reqs: list[_Request], rows: list[tuple] | None, n: int, start: Callable[[Any], Any]) -> Any:
+        """start(uniforms): n steps launched with each sampled request's next n draws (made ahead; those of the
+        steps it did not launch put back), or None (sampled: the device will not draw for this model)."""
+        uniforms = None if rows is None else np.stack([r.sampler.draw_ahead(n) for r in reqs], 1)
         try:
-            out = self.model.sample_seqs([r.tokens[-1] for r in reqs], [r.cache for r in reqs], n, rows, uniforms,
-                                         top=self._top_k)
+            chunk = start(uniforms)
         except BaseException:
-            for r in reqs:
+            for r in reqs if rows is not None else ():
                 r.sampler.drew(0)
             raise
-        if out.shape[1] == 0:
-            for r in reqs:
-                r.sampler.drew(0)
-            self._device_sampling = False
-            return None
-        return out
+        for r in reqs if rows is not None else ():
+            r.sampler.drew(0 if chunk is None else chunk.steps)
+        return chunk
+
+    def _drain_ahead(self, keep: set) -> None:
+        """Emit the tokens of the chunks launched ahead for sets of requests other than `keep`'s (those of requests
+        still generating: a set loses a member when one finishes; the others' tokens are theirs)."""
+        for key in [k for k in self._ahead if k not in keep]:
+            reqs, chunk = self._ahead.pop(key)
+            try:
+                ids = chunk.ids()
+            except Exception as e:  # noqa: BLE001 - the loop failed for all of them
+                for r in reqs:
+                    if not r.finished:
+                        self._fail(r, e)
+                continue
+            for r, row in zip(reqs, ids):
+                try:
+                    if not r.finished:
+                        self._emit_drawn(r, row)
+                except Exception as e:  # noqa: BLE001 - one request's failure must not stop the others
+                    self._fail(r, e)
 
     def _emit_drawn(self, req: _Request, row: Any) -> None:
-        """Emit a request's tokens drawn on the device (up to its stop; the draws after it are put back)."""
-        used = 0
-        try:
-            for token in row:
-                used += 1
-                if token < 0:
-                    raise ValueError("logits contain NaN or +inf")
-                if self._emit(req, int(token), None):
-                    break
-        finally:
-            req.sampler.drew(used)
+        """Emit a request's tokens from a device loop (up to its stop: the rest are dropped)."""
+        for token in row:
+            if token < 0:
+                raise ValueError("logits contain NaN or +inf")
+            if self._emit(req, int(token), None):
+                break
 
     def _decode_together(self, reqs: list[_Request]) -> None:
         """One decode token for each of several requests in one forward, then each one's sampling."""
         greedy = all(r.params.is_plain_greedy for r in reqs)
-        rows = None if greedy else self._device_rows(reqs)
-        n = self._chunk(reqs) if greedy or rows is not None else 1
-        out = None
         try:
-            if n > 1 and greedy:  # (tokens past a request's stop are dropped, like `_advance`'s)
-                out = self.model.greedy_seqs([r.tokens[-1] for r in reqs], [r.cache for r in reqs], n)
-            elif n > 1:
-                out = self._sample_on_device(reqs, rows, n)
-            if out is None:
-                n = 1
+            out = self._decode_chunk(reqs)  # (tokens past a request's stop are dropped, like `_advance`'s)
+            drawn = out is not None
+            if not drawn:
                 items = [(r.tokens[-1:], r.cache) for r in reqs]
                 out = (self.model.forward_seqs(items, argmax=True) if greedy
                        else self.model.forward_seqs(items, **self._seqs_top))
@@ -578,11 +620,7 @@ class Engine:
             return
         for r, row in zip(reqs, out):
             try:
-                if n > 1 and greedy:
-                    for token in row:
-                        if self._emit(r, int(token), None):
-                            break
-                elif n > 1:
+                if drawn:
                     self._emit_drawn(r, row)
                 elif greedy:
                     self._emit(r, int(row), None)
@@ -602,14 +640,7 @@ class Engine:
             if not done:
                 return
         else:
-            n = self._chunk([req])
-            if n > 1 and req.params.is_plain_greedy:
-                for token in self.model.greedy(req.tokens[-1], req.cache, n):
-                    if self._emit(req, token, None):
-                        return
-                return
-            rows = self._device_rows([req]) if n > 1 else None
-            out = None if rows is None else self._sample_on_device([req], rows, n)
+            out = self._decode_chunk([req])
             if out is not None:
                 self._emit_drawn(req, out[0])
                 return

@@ -28,7 +28,10 @@ A group's greedy decode (`greedy_seqs`) is such a step followed by each row's ar
 sequence's next token, replayed n times like `greedy` (captured at once: its caller asks for several steps).
 `sample` is the same loop with each row's token drawn by the request's sampler settings from the row's best logits
 (`kernels/sample.py`), one sequence or a group: the settings and the steps' uniform draws are copied into the
-graph's buffers before its replays.
+graph's buffers before its replays. These loops do not wait for their tokens: they return a `Pending`, whose ids
+come back to pinned host memory behind the replays; `Pending.follow(n)` replays n more steps from where those end
+(the graph's token and position buffers already hold the next step's), so a caller launches the next chunk before
+it reads the last one and the GPU does not wait for the host between chunks.
 
 Graphs are captured and launched through the CUDA driver API (`DriverGraph`), not torch.cuda.CUDAGraph:
 from the 4th torch capture of a process on, every graph of the process (old ones too, and whatever
@@ -150,6 +153,34 @@ class SampleBufs:
 
     def tail(self, out: torch.Tensor, tokens, pos, chosen, count) -> None:
         ksample.sample_next(out, self.top, self.fp, self.ip, self.u, tokens, pos, chosen, count)
+
+
+class Pending:
+    """Steps of a device loop, launched: their ids (steps, rows) on their way to pinned host memory. `ids()` waits for
+    them; `follow(n, uniforms)` launches n more steps of the same loop from where these end (uniforms: a sampled
+    loop's draws for them), valid while nothing else has run on the loop's caches since; None without a graph."""
+
+    def __init__(self, g: "_Captured | None", ids: torch.Tensor) -> None:
+        self.g, self.n = g, int(ids.shape[0])
+        self.host = torch.empty(tuple(ids.shape), dtype=ids.dtype, pin_memory=True)
+        self.host.copy_(ids, non_blocking=True)
+        self.event = torch.cuda.Event()
+        self.event.record()
+
+    def ids(self) -> Any:
+        self.event.synchronize()
+        return self.host.numpy()
+
+    def follow(self, n: int, uniforms: Any = None) -> "Pending | None":
+        g = self.g
+        if g is None or n <= 0:
+            return None
+        if uniforms is not None:
+            g.sampling.u[:n].copy_(torch.from_numpy(uniforms), non_blocking=True)
+        g.count.zero_()
+        for _ in range(n):
+            g.graph.replay()
+        return Pending(g, g.chosen[:n].reshape(n, -1))
 
 
 def fits(g: "_Captured", cache: Any) -> bool:
@@ -279,10 +310,10 @@ class StepGraphs:
         while len(self.graphs) > MAX_GRAPHS:
             self.graphs.popitem(last=False)
 
-    def greedy(self, forward, cfg, weights, batch, cache, n: int) -> torch.Tensor:
+    def greedy(self, forward, cfg, weights, batch, cache, n: int) -> Pending:
         """n greedy steps from the one-token batch without the host in the loop: a graph of the step
         followed by its argmax, which becomes the next step's token (position + 1) and is appended
-        to `chosen`. The first step runs eagerly when the graph is (re)captured. Returns the ids of
+        to `chosen`. The first step runs eagerly when the graph is (re)captured. The ids (steps, 1) of
         the steps run: all n, or only that first one when the capture failed."""
         key = (id(forward), id(cfg), id(weights), id(cache), "greedy")
         g = self.graphs.get(key)
@@ -290,7 +321,7 @@ class StepGraphs:
             out, g = self._capture(forward, cfg, weights, batch, cache, greedy=True)
             first = torch.argmax(out[-1]).to(torch.int32)
             if g is None:
-                return first.reshape(1).cpu()
+                return Pending(None, first.reshape(1, 1))
             self._keep(key, g)
             return self._greedy_replays(g, n, first, batch.pos)
         self.graphs.move_to_end(key)
@@ -300,7 +331,7 @@ class StepGraphs:
 
     @staticmethod
     def _greedy_replays(g: "_Captured", n: int, first: torch.Tensor | None = None,
-                        pos: torch.Tensor | None = None) -> torch.Tensor:
+                        pos: torch.Tensor | None = None) -> Pending:
         """The rest of n greedy steps as replays of g, its inputs set: after the eager first step of a capture,
         its ids `first` (the next tokens, appended) at positions `pos` + 1; the ids of the n steps."""
         done = 0
@@ -314,9 +345,9 @@ class StepGraphs:
             g.count.zero_()
         for _ in range(n - done):
             g.graph.replay()
-        return g.chosen[:n].cpu()
+        return Pending(g, g.chosen[:n].reshape(n, -1))
 
-    def greedy_seqs(self, forward, cfg, weights, batch, group, n: int) -> torch.Tensor:
+    def greedy_seqs(self, forward, cfg, weights, batch, group, n: int) -> Pending:
         """`greedy` for a group of sequences one token each: n steps, each row's argmax its sequence's next token;
         (steps run, sequences) ids: all n, or only the first (eager) step when the capture failed."""
         key = self._group_key(forward, cfg, weights, batch, group, "greedy")
@@ -326,10 +357,10 @@ class StepGraphs:
         out, g = self._capture_group(key, forward, cfg, weights, batch, group, greedy=True)
         first = torch.argmax(out, dim=-1).to(torch.int32)
         if g is None:
-            return first.reshape(1, -1).cpu()
+            return Pending(None, first.reshape(1, -1))
         return self._greedy_replays(g, n, first, batch.pos)
 
-    def sample(self, forward, cfg, weights, batch, cache, n: int, params: Any, uniforms: Any, top: int) -> torch.Tensor:
+    def sample(self, forward, cfg, weights, batch, cache, n: int, params: Any, uniforms: Any, top: int) -> Pending:
         """n steps of one sequence or a group (one token each), each row's token drawn on the device by its
         settings (params (rows, 5), see `SampleBufs.set`) with uniforms[s, row] the s-th step's draw, fed to the next
         step like `greedy`'s; (steps run, rows) ids: all n, or only the first (eager) one when the capture failed."""
@@ -351,7 +382,7 @@ class StepGraphs:
             g.count.zero_()
             for _ in range(n):
                 g.graph.replay()
-            return g.chosen[:n].reshape(n, -1).cpu()
+            return Pending(g, g.chosen[:n].reshape(n, -1))
         rows = len(batch.seqs) if seqs else 1
         bufs = SampleBufs(rows, max(c.n_ctx for c in cache.caches) if seqs else cache.n_ctx, top, self.ops.device)
         bufs.set(params, uniforms)
@@ -366,12 +397,12 @@ class StepGraphs:
             chosen = torch.zeros((1, rows), dtype=torch.int32, device=self.ops.device)
             count = torch.zeros((1,), dtype=torch.int64, device=self.ops.device)
             bufs.tail(out, tokens, pos, chosen, count)
-            return chosen.cpu()
+            return Pending(None, chosen)
         g.count.zero_()
         bufs.tail(out, g.tokens, g.pos, g.chosen, g.count)  # the eager step's token: the next replay's input
         for _ in range(n - 1):
             g.graph.replay()
-        return g.chosen[:n].reshape(n, -1).cpu()
+        return Pending(g, g.chosen[:n].reshape(n, -1))
 
     @contextmanager
     def _capture_paths(self):

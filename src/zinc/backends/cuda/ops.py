@@ -27,8 +27,8 @@ a prompt chunk whose length came before (`graph.StepGraphs`); while a graph is b
 `kv_write` takes each cell from the position (pos % cells, as `KVCache.begin` does) and attention
 reads its extent from the positions, so the captured step is right at every later position.
 `greedy_steps` (`Model.greedy`) replays a graph of the step plus its argmax, which feeds the next
-replay: no host round trip per token; `sample_steps` (`Model.sample_seqs`) the same with each row's token drawn
-by its request's sampler settings on the device (`kernels/sample.py`).
+replay: no host round trip per token; `loop_steps` (`Model.start_seqs`) the same, or with each row's token drawn by
+its request's sampler settings on the device (`kernels/sample.py`), without waiting for the ids.
 """
 
 from __future__ import annotations
@@ -704,19 +704,19 @@ class CudaOps(BaseOps):
     def greedy_steps(self, forward, cfg, weights, batch, cache, n):
         """n greedy steps as replays of one captured step whose argmax feeds the next (graph.py); a group of
         sequences one token each (`CacheGroup`): each row's argmax its sequence's next token."""
+        p = self.loop_steps(forward, cfg, weights, batch, cache, n)
+        return None if p is None else p.ids() if batch.seqs else p.ids().reshape(-1)
+
+    def loop_steps(self, forward, cfg, weights, batch, cache, n, params=None, uniforms=None, top=0):
+        """`BaseOps.loop_steps`: a captured step replayed n times, its rows' argmax (params None) or draws
+        (graph.py `sample`) feeding the next; a `graph.Pending`."""
         one_token = all(k == 1 for k in batch.seqs) if batch.seqs else batch.n == 1  # (a row each sequence)
         graphs = self._step_graphs(forward, cfg, weights, batch) if one_token else None
         if graphs is None:
             return None
-        return (graphs.greedy_seqs if batch.seqs else graphs.greedy)(forward, cfg, weights, batch, cache, n).numpy()
-
-    def sample_steps(self, forward, cfg, weights, batch, cache, n, params, uniforms, top):
-        """n sampled steps as replays of one captured step whose rows' draws feed the next (graph.py `sample`)."""
-        one_token = all(k == 1 for k in batch.seqs) if batch.seqs else batch.n == 1
-        graphs = self._step_graphs(forward, cfg, weights, batch) if one_token else None
-        if graphs is None:
-            return None
-        return graphs.sample(forward, cfg, weights, batch, cache, n, params, uniforms, top).numpy()
+        if params is not None:
+            return graphs.sample(forward, cfg, weights, batch, cache, n, params, uniforms, top)
+        return (graphs.greedy_seqs if batch.seqs else graphs.greedy)(forward, cfg, weights, batch, cache, n)
 
     def run_step(self, forward, cfg, weights, batch, cache):
         """One model step: a replayed CUDA graph where one is captured (decode steps, repeated
