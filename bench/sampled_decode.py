@@ -1,8 +1,9 @@
 """What a chat user's decode speed is: one request of N tokens through the engine with llama.cpp's default
-sampling (temperature 0.8, top-k 40, top-p 0.95, min-p 0.05; seeded): drawn on the device in chunks of 8 steps
-(`Model.start_seqs`, the default), each step's best logits sampled on the host (`sampler.TopLogits`), whole rows
-of logits sampled on the host, and greedy (the device-side loop) for reference; and B such requests decoding together. Decode tok/s from the engine's request stats (B: every
-request's tokens over the slowest one's decode time).
+sampling (temperature 0.8, top-k 40, top-p 0.95, min-p 0.05; seeded) drawn on the device in chunks of 8 steps, each
+chunk's successor launched before it is read (`Model.start_seqs`, the engine's default), the same with each chunk
+read before the next is launched, each step's best logits sampled on the host (`sampler.TopLogits`), whole rows of
+logits sampled on the host; greedy (the device-side loop) both ways for reference; and B such requests decoding
+together. Decode tok/s from the engine's request stats (B: every request's tokens over the wall time).
 
     python bench/sampled_decode.py MODEL.gguf [--backend cuda] [-n 128] [--seqs 8] [--reps 3]
 """
@@ -22,7 +23,7 @@ from zinc.engine.sampler import SamplingParams
 
 def run(model, way: str, params: SamplingParams, n_seqs: int, prompts: list[list[int]]) -> float:
     eng = Engine(model, max_running=max(1, n_seqs), top_logits=0 if way == "rows" else 128,
-                 device_sampling=way == "device")
+                 device_sampling=way.startswith("device"), chunks_ahead=way != "device, read first")
     try:
         t0 = time.perf_counter()
         hs = [eng.submit(p, params) for p in prompts[:n_seqs]]
@@ -51,13 +52,15 @@ def main() -> None:
     rows = []
     for b in sorted({1, max(1, a.seqs)}):
         rows += [(f"{b} sampled, on the device", "device", sampled, b),
+                 (f"{b} sampled, device, no chunk ahead", "device, read first", sampled, b),
                  (f"{b} sampled, best logits, host", "top", sampled, b),
-                 (f"{b} sampled, whole rows, host", "rows", sampled, b), (f"{b} greedy", "device", greedy, b)]
+                 (f"{b} sampled, whole rows, host", "rows", sampled, b), (f"{b} greedy", "device", greedy, b),
+                 (f"{b} greedy, no chunk ahead", "device, read first", greedy, b)]
     print(f"{m.path.name} on {m.ops.device_name}, {a.n} tokens a request (decode tok/s, mean +- sd of {a.reps})")
     for name, way, params, b in rows:
         run(m, way, params, b, prompts)  # warm-up: compiles, captures
         rates = [run(m, way, params, b, prompts) for _ in range(a.reps)]
-        print(f"{name:28} {statistics.fmean(rates):9.1f} +- {statistics.stdev(rates) if a.reps > 1 else 0:6.1f}",
+        print(f"{name:36} {statistics.fmean(rates):9.1f} +- {statistics.stdev(rates) if a.reps > 1 else 0:6.1f}",
               flush=True)
 
 

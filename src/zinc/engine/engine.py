@@ -39,8 +39,8 @@ step there (`Model.start_seqs`: no logits to the host between them). Where the l
 (`Sampler.device_row`: no bias, penalties or logprobs, top-k within the best logits) draw theirs there too
 (the draws made ahead from each request's generator, so a seed makes the same draws either way;
 `device_sampling=False`: the host samples), and each chunk's successor is launched before the chunk's tokens
-are read (`DeviceChunk.follow`): the GPU runs the next chunk while the host streams this one's text, with no
-wait between them. A chunk launched ahead for a set of requests that changes (one finished, one joined) is
+are read (`DeviceChunk.follow`; `chunks_ahead=False`: not): the GPU runs the next chunk while the host streams
+this one's text, with no wait between them. A chunk launched ahead for a set of requests that changes (one finished, one joined) is
 read at the next step, its tokens emitted for those still generating. Tokens past a stop are dropped, and
 their entries in the cache are never reused. Sampling (`Sampler`), stop conditions (`StopChecker`)
 and the text (the tokenizer's streaming decoder: never a broken UTF-8 character) are per request.
@@ -316,7 +316,7 @@ class Engine:
     def __init__(self, model: Any, *, max_running: int = 4, n_ctx: int | None = None,
                  step_tokens: int | None = None, log: Callable[[str], None] | None = None,
                  greedy_chunk: int | None = None, batch_decode: bool = True, top_logits: int = TOP_LOGITS,
-                 device_sampling: bool = True) -> None:
+                 device_sampling: bool = True, chunks_ahead: bool = True) -> None:
         self.model = model
         self.batch_decode = bool(batch_decode) and hasattr(model, "forward_seqs")
         # sampling from each row's best logits (0: whole rows), where the model offers them (a proxy may not)
@@ -328,6 +328,7 @@ class Engine:
         self._device_sampling = device_sampling and bool(getattr(model, "loops_on_device", False)) and top_logits > 0
         self._top_k = top_logits
         self._ahead: dict[tuple[int, ...], tuple[list[_Request], Any]] = {}  # device loops launched ahead
+        self._chunks_ahead = chunks_ahead  # (False: each chunk read before the next is launched)
         if greedy_chunk is None:
             greedy_chunk = GREEDY_CHUNK if getattr(model, "greedy_on_device", False) else 1
         self.greedy_chunk = max(1, int(greedy_chunk))
@@ -546,7 +547,7 @@ class Engine:
             if chunk is None:
                 return None
         n = min([self.greedy_chunk] + [min(r.n_ctx - r.cache.n_past, r.tokens_left - chunk.steps) for r in reqs])
-        if n > 0 and (greedy or rows is not None):
+        if n > 0 and self._chunks_ahead and (greedy or rows is not None):
             nxt = self._launch(reqs, rows, n, lambda u: chunk.follow(n, u))
             if nxt is not None:
                 self._ahead[key] = (reqs, nxt)
