@@ -203,8 +203,8 @@ class _Draws:
 def test_sample_seqs_graphs(tmp_path, preset):
     """Sampling on the device (`Model.sample_seqs`: a captured step, one sequence or a group, whose rows' tokens
     are drawn by their sampler settings and feed the next replay) draws what the host's `Sampler` draws from each
-    step's best logits with the same uniforms, greedy rows among them; every cache advances; the second chunk
-    replays the graph, as `start_seqs` and a `follow` launched before its ids are read."""
+    step's best logits (or whole rows, top-k off) with the same uniforms, greedy rows among them; every cache
+    advances; the second chunk replays the graph, as `start_seqs` and a `follow` launched before its ids are read."""
     from zinc.engine.sampler import Sampler, SamplingParams
 
     path = tmp_path / f"{preset}.gguf"
@@ -212,8 +212,9 @@ def test_sample_seqs_graphs(tmp_path, preset):
     m = load(path, backend="cuda", n_ctx=96)
     rng = np.random.default_rng(16)
     settings = [SamplingParams(), SamplingParams(temperature=1.5, top_k=100, top_p=0.9), SamplingParams.greedy(),
-                SamplingParams(temperature=0.5, top_k=8, min_p=0.2, min_keep=2), SamplingParams(seed=3)]
-    for seqs in (1, 5):
+                SamplingParams(temperature=0.5, top_k=8, min_p=0.2, min_keep=2),
+                SamplingParams(temperature=1.0, top_k=0, top_p=1.0, min_p=0.0)]  # (an OpenAI client's: whole rows)
+    for seqs, settings in ((1, settings[-1:]), (1, settings[:1]), (5, settings)):
         prompts = [rng.integers(0, m.n_vocab, int(n)).tolist() for n in rng.integers(3, 40, seqs)]
         caches, steps = ([m.new_cache(96) for _ in prompts] for _ in range(2))
         for p, c, s in zip(prompts, caches, steps):

@@ -444,22 +444,25 @@ def test_top_logits(ops, ref, n_vocab, k):
 SAMPLE_SETTINGS = [  # (temperature, top_k, top_p, min_p, min_keep)
     (0.8, 40, 0.95, 0.05, 0), (1.0, 128, 1.0, 0.0, 0), (0.3, 5, 0.5, 0.0, 0), (1.5, 60, 0.9, 0.2, 3),
     (2.0, 100, 0.99, 0.0, 0), (0.7, 1, 1.0, 0.0, 0), (1.0, 20, 0.2, 0.5, 7), (0.0, 40, 0.95, 0.05, 0)]
+WHOLE_ROW_SETTINGS = [(1.0, 0, 1.0, 0.0, 0), (0.7, 0, 1.0, 0.05, 0), (1.3, 0, 1.0, 0.0, 1), (0.5, 0, 1.0, 0.0, 0)]
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")  # (the NaN rows)
-@pytest.mark.parametrize("n_vocab", [300, 1031])
-def test_sample_next(n_vocab):
+@pytest.mark.parametrize("n_vocab,whole", [(300, False), (1031, False), (300, True), (1031, True)])
+def test_sample_next(n_vocab, whole):
     """A step's token drawn on the device (kernels/sample.py) equals `Sampler.sample`'s from the whole row with
-    the same uniform draw, for llama.cpp's defaults and other settings (greedy among them); ties between values
+    the same uniform draw, for llama.cpp's defaults and other settings (greedy among them; with `whole`, rows with
+    top-k off too: an OpenAI client's default, the whole row in id order over several blocks); ties between values
     (the lower id first), -0.0 against +0.0, -inf logits; a NaN / +inf / all -inf row gives -1 (and token 0);
     two steps, so the draws and the chosen row follow the count."""
     from zinc.backends.cuda.kernels import sample as ksample
     from zinc.engine.sampler import Sampler, SamplingParams
 
     rng = np.random.default_rng(n_vocab)
-    rows = len(SAMPLE_SETTINGS)
+    settings = SAMPLE_SETTINGS + (WHOLE_ROW_SETTINGS if whole else [])
+    rows = len(settings)
     params = [SamplingParams(temperature=t, top_k=k, top_p=p, min_p=m, min_keep=keep)
-              for t, k, p, m, keep in SAMPLE_SETTINGS]
+              for t, k, p, m, keep in settings]
     samplers = [Sampler(p, n_vocab) for p in params]
     dev = np.array([s.device_row() for s in samplers], np.float64)
     fp, ip = ksample.rows_params(dev, DEVICE)
@@ -480,6 +483,10 @@ def test_sample_next(n_vocab):
         x[6, 50:] = -np.inf  # fewer finite logits than top_k's 20 after top-p.. (50 left)
         if step == 1:
             x[3, 7], x[4, 8], x[5] = np.nan, np.inf, -np.inf
+        if whole:  # the whole-row rows: ties, -inf, an even spread
+            x[8, 100:110] = x[8].max()
+            x[9, ::2] = -np.inf
+            x[10] = np.linspace(-3, 3, n_vocab, dtype=np.float32)
         w = []
         for r, s in enumerate(samplers):
             s.rng = _FixedDraw(float(u[step, r]))
@@ -488,7 +495,8 @@ def test_sample_next(n_vocab):
             except ValueError:
                 w.append(-1)
         want.append(w)
-        ksample.sample_next(torch.from_numpy(x).to(DEVICE), 128, fp, ip, u, tokens, pos, chosen, count)
+        ksample.sample_next(torch.from_numpy(x).to(DEVICE), 128, fp, ip, u, tokens, pos, chosen, count, full=whole,
+                            block=128)
     assert want[1][3:6] == [-1, -1, -1]
     assert chosen.cpu().tolist() == [*want, [-7] * rows]
     assert tokens.cpu().tolist() == [max(t, 0) for t in want[-1]]

@@ -596,8 +596,9 @@ def test_sampling_on_the_device_gives_the_hosts_tokens(model):
     """Sampled requests whose settings a device sampler takes draw up to greedy_chunk tokens a step there
     (`Model.sample_seqs`, the draws made ahead from each request's generator and the unused ones put back) and end
     with the tokens, text and finish reasons of host sampling a token a step: llama.cpp's defaults, a stop string
-    inside a chunk, max_tokens not a multiple of the chunk, greedy; settings it does not take (top-k off,
-    penalties, logprobs) sample on the host, alone and decoding together."""
+    inside a chunk, max_tokens not a multiple of the chunk, greedy, an OpenAI client's defaults (the whole row);
+    settings it does not take (top-k off with top-p, penalties, logprobs) sample on the host, alone and decoding
+    together."""
     ia, ib = model.tokenize(PROMPT_A), model.tokenize(PROMPT_B)
     probe = _run_all(model, 1, [(ib, SamplingParams(seed=5, max_tokens=30, ignore_eos=True))])[0]
     stop = probe.text[len(probe.text) // 2:len(probe.text) // 2 + 3]
@@ -609,7 +610,9 @@ def test_sampling_on_the_device_gives_the_hosts_tokens(model):
             (ib, SamplingParams.greedy(max_tokens=9, ignore_eos=True, repeat_penalty=1.0)),
             (ia[:5], SamplingParams(seed=3, max_tokens=10, ignore_eos=True, top_k=0)),
             (ib, SamplingParams(seed=4, max_tokens=10, ignore_eos=True, presence_penalty=0.5)),
-            (ia[:9], SamplingParams(seed=6, max_tokens=10, ignore_eos=True, logprobs=True))]
+            (ia[:9], SamplingParams(seed=6, max_tokens=10, ignore_eos=True, logprobs=True)),
+            (ia[:4], SamplingParams(seed=7, max_tokens=17, ignore_eos=True, temperature=1.0, top_k=0, top_p=1.0,
+                                    min_p=0.0))]  # an OpenAI client's defaults: the whole row
     for together in (False, True):
         want = _run_all(model, 1, jobs, batch_decode=together)
         dev = _DeviceLoops(model)
@@ -623,8 +626,9 @@ def test_sampling_on_the_device_gives_the_hosts_tokens(model):
         assert got[1].finish_reason == "stop" and len(got[1].token_ids) < 30
         assert dev.calls and all(n > 1 for _, n, _ in dev.calls) and dev.follows
         drawn = {row for _, _, rows in dev.calls if rows for row in rows}
-        assert drawn <= {(0.8, 40, 0.95, 0.05, 1), (1.7, 90, 0.8, 0.0, 4), (0.0, 1, 1.0, 0.0, 1)}, drawn
-        assert (0.8, 40, 0.95, 0.05, 1) in drawn and (1.7, 90, 0.8, 0.0, 4) in drawn
+        assert drawn <= {(0.8, 40, 0.95, 0.05, 1), (1.7, 90, 0.8, 0.0, 4), (0.0, 1, 1.0, 0.0, 1),
+                         (1.0, 0, 1.0, 0.0, 1)}, drawn
+        assert {(0.8, 40, 0.95, 0.05, 1), (1.7, 90, 0.8, 0.0, 4), (1.0, 0, 1.0, 0.0, 1)} <= drawn
 
 
 def test_device_loops_fill_the_context_as_the_host(model):

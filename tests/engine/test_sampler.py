@@ -421,7 +421,8 @@ def test_top_logits_of_a_small_vocabulary_and_bad_rows():
 
 def test_draws_ahead_and_put_back():
     """`draw_ahead(n)` gives the next n draws `sample` would make; after `drew(m)` the generator goes on from the
-    (m+1)-th. Greedy draws nothing. `device_row` only for the settings a device sampler takes."""
+    (m+1)-th. Greedy draws nothing. `device_row` only for the settings a device sampler takes (top-k within the
+    best 128, or off with top-p off: the whole row)."""
     s, ref = Sampler(SamplingParams(seed=9), 50), np.random.default_rng(9)
     want = ref.random(8)
     assert np.array_equal(s.draw_ahead(5), want[:5])
@@ -438,3 +439,6 @@ def test_draws_ahead_and_put_back():
               SamplingParams(presence_penalty=0.2), SamplingParams(top_k=60)):
         assert Sampler(p, 5000 if p.top_k != 60 else 50).device_row() is None, p
     assert Sampler(SamplingParams(repeat_penalty=1.1, penalty_last_n=0), 50).device_row() is not None
+    openai = SamplingParams(temperature=1.0, top_k=0, top_p=1.0, min_p=0.0)  # the whole row
+    assert Sampler(openai, 5000).device_row() == (1.0, 0, 1.0, 0.0, 1)
+    assert Sampler(SamplingParams(top_k=0, top_p=1.0, min_p=0.1, min_keep=3), 50).device_row() is None

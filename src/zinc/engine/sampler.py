@@ -349,15 +349,23 @@ class Sampler:
 
     def device_row(self, top: int = TOP_LOGITS) -> tuple[float, int, int | float, float, int] | None:
         """This request's settings as a device sampler takes them (temperature, top_k, top_p, min_p, need =
-        max(min_keep, 1); temperature 0: greedy), where its draw from a row's best `top` keys is `sample`'s: no
-        logit bias, no penalty, no logprobs, and top-k on (1..top) unless greedy; else None (the host samples)."""
+        max(min_keep, 1); temperature 0: greedy; top_k 0: a draw from the whole row), where its draw is `sample`'s:
+        no logit bias, no penalty, no logprobs, and either top-k on (1..top: the row's best `top` keys hold every
+        candidate) or off with top-p off and min-p keeping no token by force (the whole row in id order: an OpenAI
+        client's default); else None (the host samples)."""
         p = self.params
         penalties = p.penalty_last_n != 0 and (p.repeat_penalty != 1.0 or p.frequency_penalty != 0.0
                                                or p.presence_penalty != 0.0)
-        if p.logit_bias or p.logprobs or penalties or not (p.is_greedy or 0 < p.top_k <= min(top, self.n_vocab)):
+        if p.logit_bias or p.logprobs or penalties:
             return None
-        return (0.0, 1, 1.0, 0.0, 1) if p.is_greedy else (p.temperature, p.top_k, p.top_p, p.min_p,
-                                                          max(p.min_keep, 1))
+        if p.is_greedy:
+            return (0.0, 1, 1.0, 0.0, 1)
+        need = max(p.min_keep, 1)
+        if 0 < p.top_k <= min(top, self.n_vocab):
+            return (p.temperature, p.top_k, p.top_p, p.min_p, need)
+        if (p.top_k <= 0 or p.top_k >= self.n_vocab) and p.top_p >= 1.0 and (p.min_p <= 0.0 or need == 1):
+            return (p.temperature, 0, 1.0, p.min_p, 1)
+        return None
 
     def draw_ahead(self, n: int) -> np.ndarray:
         """The uniform draws of the next n sampled tokens, as `sample` would make them (none for greedy: zeros);

@@ -138,11 +138,11 @@ class SampleBufs:
     """A sampled graph's inputs besides tokens and positions (`kernels/sample.py`): each row's settings and the
     steps' uniform draws (up to `steps`), and how many of a row's best logits it draws from."""
 
-    def __init__(self, rows: int, steps: int, top: int, device: Any) -> None:
+    def __init__(self, rows: int, steps: int, top: int, full: bool, device: Any) -> None:
         self.fp = torch.zeros((rows, 3), dtype=torch.float64, device=device)
         self.ip = torch.ones((rows, 2), dtype=torch.int32, device=device)
         self.u = torch.zeros((steps, rows), dtype=torch.float64, device=device)
-        self.top = top
+        self.top, self.full = top, full  # (full: rows may draw from the whole row)
 
     def set(self, params: Any, uniforms: Any) -> None:
         """params (rows, 5): temperature, top_k, top_p, min_p, need; uniforms (n, rows) float64."""
@@ -152,7 +152,7 @@ class SampleBufs:
         self.u[:len(uniforms)].copy_(torch.from_numpy(uniforms), non_blocking=True)
 
     def tail(self, out: torch.Tensor, tokens, pos, chosen, count) -> None:
-        ksample.sample_next(out, self.top, self.fp, self.ip, self.u, tokens, pos, chosen, count)
+        ksample.sample_next(out, self.top, self.fp, self.ip, self.u, tokens, pos, chosen, count, full=self.full)
 
 
 class Pending:
@@ -364,12 +364,13 @@ class StepGraphs:
         """n steps of one sequence or a group (one token each), each row's token drawn on the device by its
         settings (params (rows, 5), see `SampleBufs.set`) with uniforms[s, row] the s-th step's draw, fed to the next
         step like `greedy`'s; (steps run, rows) ids: all n, or only the first (eager) one when the capture failed."""
-        seqs = bool(batch.seqs)
+        seqs, full = bool(batch.seqs), ksample.needs_full(params)
+        kind = f"sample{top}{'full' if full else ''}"
         if seqs:
-            key = self._group_key(forward, cfg, weights, batch, cache, f"sample{top}")
+            key = self._group_key(forward, cfg, weights, batch, cache, kind)
             g = self._group_graph(key, batch, cache)
         else:
-            key = (id(forward), id(cfg), id(weights), id(cache), f"sample{top}")
+            key = (id(forward), id(cfg), id(weights), id(cache), kind)
             g = self.graphs.get(key)
             if g is not None and fits(g, cache):
                 self.graphs.move_to_end(key)
@@ -384,7 +385,8 @@ class StepGraphs:
                 g.graph.replay()
             return Pending(g, g.chosen[:n].reshape(n, -1))
         rows = len(batch.seqs) if seqs else 1
-        bufs = SampleBufs(rows, max(c.n_ctx for c in cache.caches) if seqs else cache.n_ctx, top, self.ops.device)
+        bufs = SampleBufs(rows, max(c.n_ctx for c in cache.caches) if seqs else cache.n_ctx, top, full,
+                          self.ops.device)
         bufs.set(params, uniforms)
         if seqs:
             out, g = self._capture_group(key, forward, cfg, weights, batch, cache, sampling=bufs)
