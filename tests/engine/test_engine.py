@@ -645,3 +645,28 @@ def test_device_loops_fill_the_context_as_the_host(model):
             eng.shutdown()
         assert (got.token_ids, got.finish_reason) == (want.token_ids, want.finish_reason) == (want.token_ids, "length")
         assert len(got.token_ids) == 22 and dev.follows
+
+
+class _NoSampledLoops(_DeviceLoops):
+    """A backend whose steps cannot loop on the device when sampled (`start_seqs` None for them)."""
+
+    def start_seqs(self, firsts, caches, n, rows=None, uniforms=None, top=128):
+        if rows is not None:
+            self.calls.append((len(caches), n, "refused"))
+            return None
+        return super().start_seqs(firsts, caches, n, rows, uniforms, top)
+
+
+def test_sampling_falls_back_to_the_host_once(model):
+    """Where the device will not draw (a sampled `start_seqs` gives None) the request samples on the host with the
+    same tokens, and the engine stops asking after the first refusal."""
+    ib = model.tokenize(PROMPT_B)
+    params = SamplingParams(seed=11, max_tokens=20, ignore_eos=True)
+    want = _run_all(model, 1, [(ib, params)])[0]
+    dev = _NoSampledLoops(model)
+    eng = Engine(dev, max_running=1, greedy_chunk=8)
+    try:
+        got = eng.submit(ib, params).result()
+    finally:
+        eng.shutdown()
+    assert got.token_ids == want.token_ids and dev.calls == [(1, 8, "refused")]

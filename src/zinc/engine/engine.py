@@ -544,7 +544,8 @@ class Engine:
                 return None
             chunk = self._launch(reqs, rows, n, lambda u: self.model.start_seqs(
                 [r.tokens[-1] for r in reqs], [r.cache for r in reqs], n, rows, u, top=self._top_k))
-            if chunk is None:
+            if chunk is None:  # (sampled: this model's steps do not loop on the device; the host samples)
+                self._device_sampling = False
                 return None
         n = min([self.greedy_chunk] + [min(r.n_ctx - r.cache.n_past, r.tokens_left - chunk.steps) for r in reqs])
         if n > 0 and self._chunks_ahead and (greedy or rows is not None):
