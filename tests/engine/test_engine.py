@@ -670,3 +670,31 @@ def test_sampling_falls_back_to_the_host_once(model):
     finally:
         eng.shutdown()
     assert got.token_ids == want.token_ids and dev.calls == [(1, 8, "refused")]
+
+
+class _FailingLoops(_DeviceLoops):
+    """Device loops whose chunks fail when read (a device error)."""
+
+    def start_seqs(self, firsts, caches, n, rows=None, uniforms=None, top=128):
+        chunk = super().start_seqs(firsts, caches, n, rows, uniforms, top)
+
+        def broken():
+            raise RuntimeError("device lost")
+        chunk.ids = broken
+        return chunk
+
+
+def test_a_failing_device_loop_fails_its_requests(model):
+    """A device loop that fails fails the requests it decoded (alone and together; not retried: their caches may
+    hold its steps) with the error, and the engine goes on with the next ones."""
+    ib = model.tokenize(PROMPT_B)
+    for n_req in (1, 2):
+        eng = Engine(_FailingLoops(model), max_running=2, greedy_chunk=8)
+        try:
+            hs = [eng.submit(ib, SamplingParams(seed=i, max_tokens=12, ignore_eos=True)) for i in range(n_req)]
+            for h in hs:
+                with pytest.raises(RuntimeError, match="device lost"):
+                    h.result()
+            assert eng.submit(ib, SamplingParams(seed=3, max_tokens=1)).result().finish_reason == "length"
+        finally:
+            eng.shutdown()

@@ -40,8 +40,9 @@ step there (`Model.start_seqs`: no logits to the host between them). Where the l
 (the draws made ahead from each request's generator, so a seed makes the same draws either way;
 `device_sampling=False`: the host samples), and each chunk's successor is launched before the chunk's tokens
 are read (`DeviceChunk.follow`; `chunks_ahead=False`: not): the GPU runs the next chunk while the host streams
-this one's text, with no wait between them. A chunk launched ahead for a set of requests that changes (one finished, one joined) is
-read at the next step, its tokens emitted for those still generating. Tokens past a stop are dropped, and
+this one's text, with no wait between them. A chunk launched ahead for a set of requests that changes (one
+finished, one joined) is read at the next step, its tokens emitted for those still generating. A device loop
+that fails fails its requests (their caches may hold its steps). Tokens past a stop are dropped, and
 their entries in the cache are never reused. Sampling (`Sampler`), stop conditions (`StopChecker`)
 and the text (the tokenizer's streaming decoder: never a broken UTF-8 character) are per request.
 
@@ -600,7 +601,13 @@ class Engine:
         greedy = all(r.params.is_plain_greedy for r in reqs)
         try:
             out = self._decode_chunk(reqs)  # (tokens past a request's stop are dropped, like `_advance`'s)
-            drawn = out is not None
+        except Exception as e:  # noqa: BLE001 - the loop failed for all of them (their caches may hold its steps)
+            self._ahead.pop(self._key(reqs), None)
+            for r in reqs:
+                self._fail(r, e)
+            return
+        drawn = out is not None
+        try:
             if not drawn:
                 items = [(r.tokens[-1:], r.cache) for r in reqs]
                 out = (self.model.forward_seqs(items, argmax=True) if greedy
@@ -642,7 +649,11 @@ class Engine:
             if not done:
                 return
         else:
-            out = self._decode_chunk([req])
+            try:
+                out = self._decode_chunk([req])
+            except BaseException:
+                self._ahead.pop(self._key([req]), None)
+                raise
             if out is not None:
                 self._emit_drawn(req, out[0])
                 return
