@@ -3,8 +3,8 @@ so that a captured step can feed the next one without the host (`StepGraphs.samp
 
 Each row's logits become 64-bit keys that order the row as the host's sampler does: by value, descending, ties by
 the lower token id (`sample_keys_kernel`: the value's bits made order-preserving in the high half, -0 as +0 and NaN
-above +inf, the id's complement in the low half). `torch.topk` keeps the best `TOP` keys (`sampler.TOP_LOGITS`). The
-best `top_k` of them are exactly the row's top-k for any top_k <= TOP, so the chain below needs no other token.
+above +inf, the id's complement in the low half). `torch.topk` keeps the best `top` keys (`sampler.TOP_LOGITS`). The
+best `top_k` of them are exactly the row's top-k for any top_k <= top, so the chain below needs no other token.
 
 `sample_rows_kernel`, a program a row, then runs the chain of `Sampler.sample` in float64 on those, in order: top-k,
 top-p (the shortest prefix whose softmax reaches p, at least `need` = max(min_keep, 1)), min-p (logit >= best +
@@ -33,12 +33,11 @@ import triton.language as tl
 
 KEYS_BLOCK = 1024
 FULL_BLOCK = 4096  # logits a program of the whole-row passes
-LOW = 0xFFFFFFFF  # a key's low half: LOW - token id
 
 
 @triton.jit
 def sample_keys_kernel(x, keys, V, BLOCK: tl.constexpr):
-    """keys[r, i] of logits x (rows, V) f32: the value's order-preserving bits << 32 | (LOW - i)."""
+    """keys[r, i] of logits x (rows, V) f32: the value's order-preserving bits << 32 | (2**32 - 1 - i)."""
     r = tl.program_id(0).to(tl.int64)
     o = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     m = o < V
