@@ -153,14 +153,8 @@ class Model:
             raise ValueError(f"greedy_seqs needs one first token per cache, got {len(firsts)} for {len(caches)}")
         if n <= 0:
             return np.zeros((len(caches), 0), np.int32)
-        if len(caches) > self.n_ubatch:
-            raise ZincError(f"{len(caches)} sequences in one step exceed n_ubatch={self.n_ubatch}")
-        for c in caches:
-            if c.n_past + n > c.n_ctx:
-                raise ZincError(f"context is full: {n} tokens do not fit after {c.n_past} (n_ctx={c.n_ctx})")
-        group = CacheGroup(self.ops, caches, [1] * len(caches))
-        group.begin()
-        batch = Batch.make_seqs(self.ops, [([t], c.n_past) for t, c in zip(firsts, caches)], last_only=True)
+        self._check_room(caches, n)
+        batch, group = self._loop_step(firsts, caches, group=True)
         ran = self.ops.greedy_steps(self.arch.forward, self.config, self.weights, batch, group, n)
         rows = [] if ran is None else [np.asarray(r, np.int32) for r in ran]  # the steps the device ran
         for c in caches:
@@ -191,26 +185,34 @@ class Model:
             uniforms = np.asarray(uniforms, np.float64)
             if uniforms.shape != (n, len(caches)):
                 raise ValueError(f"uniforms must be ({n}, {len(caches)}), got {uniforms.shape}")
-        if len(caches) > self.n_ubatch:
-            raise ZincError(f"{len(caches)} sequences in one step exceed n_ubatch={self.n_ubatch}")
-        for c in caches:
-            if c.n_past + n > c.n_ctx:
-                raise ZincError(f"context is full: {n} tokens do not fit after {c.n_past} (n_ctx={c.n_ctx})")
+        self._check_room(caches, n)
         if not self.loops_on_device:
             return None if rows is not None else self._greedy_chunk(firsts, caches, n)
-        if len(caches) == 1:
-            target: Any = caches[0]
-            batch = Batch.make(self.ops, firsts, target.n_past, last_only=True)
-            target.begin(batch.pos_host)
-        else:
-            target = CacheGroup(self.ops, caches, [1] * len(caches))
-            target.begin()
-            batch = Batch.make_seqs(self.ops, [([t], c.n_past) for t, c in zip(firsts, caches)], last_only=True)
+        batch, target = self._loop_step(firsts, caches, group=len(caches) > 1)
         pending = self.ops.loop_steps(self.arch.forward, self.config, self.weights, batch, target, n,
                                       None if rows is None else np.asarray(rows, np.float64), uniforms, top)
         if pending is None:  # (begin() above only checked the positions)
             return None if rows is not None else self._greedy_chunk(firsts, caches, n)
         return DeviceChunk(caches, pending)
+
+    def _check_room(self, caches: list[KVCache], n: int) -> None:
+        """ZincError unless n more one-token steps of these sequences fit: one step's rows, each context."""
+        if len(caches) > self.n_ubatch:
+            raise ZincError(f"{len(caches)} sequences in one step exceed n_ubatch={self.n_ubatch}")
+        for c in caches:
+            if c.n_past + n > c.n_ctx:
+                raise ZincError(f"context is full: {n} tokens do not fit after {c.n_past} (n_ctx={c.n_ctx})")
+
+    def _loop_step(self, firsts: list[int], caches: list[KVCache], group: bool) -> tuple[Batch, Any]:
+        """The first step of a device loop: the batch of firsts[i] after caches[i] and what it runs on, the cache
+        (one sequence's step) or a `CacheGroup` (a group's), begun (`begin` only checks: a loop advances them)."""
+        if not group:
+            batch = Batch.make(self.ops, firsts, caches[0].n_past, last_only=True)
+            caches[0].begin(batch.pos_host)
+            return batch, caches[0]
+        target = CacheGroup(self.ops, caches, [1] * len(caches))
+        target.begin()
+        return Batch.make_seqs(self.ops, [([t], c.n_past) for t, c in zip(firsts, caches)], last_only=True), target
 
     def _greedy_chunk(self, firsts: list[int], caches: list[KVCache], n: int) -> "DeviceChunk":
         """`greedy` / `greedy_seqs` as a chunk already read."""
@@ -243,10 +245,8 @@ class Model:
         first = self._check_ids([first])[0]
         if n <= 0:
             return []
-        if cache.n_past + n > cache.n_ctx:
-            raise ZincError(f"context is full: {n} tokens do not fit after {cache.n_past} (n_ctx={cache.n_ctx})")
-        batch = Batch.make(self.ops, [first], cache.n_past, last_only=True)
-        cache.begin(batch.pos_host)
+        self._check_room([cache], n)
+        batch, _ = self._loop_step([first], [cache], group=False)
         ids = self.ops.greedy_steps(self.arch.forward, self.config, self.weights, batch, cache, n)
         out = [] if ids is None else [int(i) for i in ids]  # the steps the device ran (maybe not all n)
         cache.advance(len(out))  # (with none run, begin() above only checked the position)

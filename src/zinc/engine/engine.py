@@ -515,8 +515,10 @@ class Engine:
         self.scheduler.remove(req)
         self._finish(req, "error", error=e)
 
-    def _chunk(self, reqs: list[_Request]) -> int:
-        return min([self.greedy_chunk] + [min(r.n_ctx - r.cache.n_past, r.tokens_left) for r in reqs])
+    def _chunk(self, reqs: list[_Request], launched: int = 0) -> int:
+        """Steps the next device chunk of these requests may take: greedy_chunk, within each one's context and
+        tokens left (less the `launched` steps whose tokens are not emitted yet)."""
+        return min([self.greedy_chunk] + [min(r.n_ctx - r.cache.n_past, r.tokens_left - launched) for r in reqs])
 
     def _device_rows(self, reqs: list[_Request]) -> list[tuple] | None:
         """Each request's device sampler settings, if every one has them (`Sampler.device_row`)."""
@@ -532,7 +534,15 @@ class Engine:
     def _decode_chunk(self, reqs: list[_Request]) -> Any:
         """Up to greedy_chunk tokens of each request from a loop on the device (`Model.start_seqs`: plain greedy,
         or drawn there by each one's sampler settings), and the next chunk launched before these are read (kept
-        ahead for the next step); (requests, steps) ids, or None where these requests decode on the host this step."""
+        ahead for the next step); (requests, steps) ids, or None where these requests decode on the host this step.
+        Raises what the loop raised, with nothing of it kept ahead."""
+        try:
+            return self._decode_chunk_of(reqs)
+        except BaseException:
+            self._ahead.pop(self._key(reqs), None)
+            raise
+
+    def _decode_chunk_of(self, reqs: list[_Request]) -> Any:
         key = self._key(reqs)
         greedy = all(r.params.is_plain_greedy for r in reqs)
         rows = None if greedy else self._device_rows(reqs)
@@ -548,7 +558,7 @@ class Engine:
             if chunk is None:  # (sampled: this model's steps do not loop on the device; the host samples)
                 self._device_sampling = False
                 return None
-        n = min([self.greedy_chunk] + [min(r.n_ctx - r.cache.n_past, r.tokens_left - chunk.steps) for r in reqs])
+        n = self._chunk(reqs, chunk.steps)
         if n > 0 and self._chunks_ahead and (greedy or rows is not None):
             nxt = self._launch(reqs, rows, n, lambda u: chunk.follow(n, u))
             if nxt is not None:
@@ -558,15 +568,14 @@ class Engine:
     def _launch(self, reqs: list[_Request], rows: list[tuple] | None, n: int, start: Callable[[Any], Any]) -> Any:
         """start(uniforms): n steps launched with each sampled request's next n draws (made ahead; those of the
         steps it did not launch put back), or None (sampled: the device will not draw for this model)."""
-        uniforms = None if rows is None else np.stack([r.sampler.draw_ahead(n) for r in reqs], 1)
+        sampled = reqs if rows is not None else []
+        uniforms = np.stack([r.sampler.draw_ahead(n) for r in sampled], 1) if sampled else None
+        chunk = None
         try:
             chunk = start(uniforms)
-        except BaseException:
-            for r in reqs if rows is not None else ():
-                r.sampler.drew(0)
-            raise
-        for r in reqs if rows is not None else ():
-            r.sampler.drew(0 if chunk is None else chunk.steps)
+        finally:
+            for r in sampled:
+                r.sampler.drew(0 if chunk is None else chunk.steps)
         return chunk
 
     def _drain_ahead(self, keep: set) -> None:
@@ -602,7 +611,6 @@ class Engine:
         try:
             out = self._decode_chunk(reqs)  # (tokens past a request's stop are dropped, like `_advance`'s)
         except Exception as e:  # noqa: BLE001 - the loop failed for all of them (their caches may hold its steps)
-            self._ahead.pop(self._key(reqs), None)
             for r in reqs:
                 self._fail(r, e)
             return
@@ -649,11 +657,7 @@ class Engine:
             if not done:
                 return
         else:
-            try:
-                out = self._decode_chunk([req])
-            except BaseException:
-                self._ahead.pop(self._key([req]), None)
-                raise
+            out = self._decode_chunk([req])
             if out is not None:
                 self._emit_drawn(req, out[0])
                 return

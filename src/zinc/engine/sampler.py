@@ -165,11 +165,15 @@ class SamplingParams:
         return self.temperature <= 0.0
 
     @property
+    def has_penalties(self) -> bool:
+        """Whether the repetition / frequency / presence penalties change any logit (a window and a penalty)."""
+        return self.penalty_last_n != 0 and (self.repeat_penalty != 1.0 or self.frequency_penalty != 0.0
+                                             or self.presence_penalty != 0.0)
+
+    @property
     def is_plain_greedy(self) -> bool:
         """Greedy on the raw logits: no bias, no penalties, no logprobs (what a device-side argmax loop gives)."""
-        return (self.is_greedy and not self.logit_bias and not self.logprobs
-                and (self.penalty_last_n == 0 or (self.repeat_penalty == 1.0 and self.frequency_penalty == 0.0
-                                                  and self.presence_penalty == 0.0)))
+        return self.is_greedy and not self.logit_bias and not self.logprobs and not self.has_penalties
 
 
 @dataclass(frozen=True)
@@ -214,8 +218,7 @@ def _penalty_window(history: Sequence[int], params: SamplingParams,
     """The distinct tokens of the penalty window (the last `penalty_last_n` of history) and how often each
     occurs there; None where the penalties change nothing."""
     n = params.penalty_last_n
-    if n == 0 or len(history) == 0 or (params.repeat_penalty == 1.0 and params.frequency_penalty == 0.0
-                                       and params.presence_penalty == 0.0):
+    if len(history) == 0 or not params.has_penalties:
         return None
     window = np.asarray(history if n < 0 else history[-n:], dtype=np.int64)
     if window.size and (window.min() < 0 or window.max() >= n_vocab):
@@ -354,9 +357,7 @@ class Sampler:
         candidate) or off with top-p off and min-p keeping no token by force (the whole row in id order: an OpenAI
         client's default); else None (the host samples)."""
         p = self.params
-        penalties = p.penalty_last_n != 0 and (p.repeat_penalty != 1.0 or p.frequency_penalty != 0.0
-                                               or p.presence_penalty != 0.0)
-        if p.logit_bias or p.logprobs or penalties:
+        if p.logit_bias or p.logprobs or p.has_penalties:
             return None
         if p.is_greedy:
             return (0.0, 1, 1.0, 0.0, 1)

@@ -143,6 +143,7 @@ class SampleBufs:
         self.ip = torch.ones((rows, 2), dtype=torch.int32, device=device)
         self.u = torch.zeros((steps, rows), dtype=torch.float64, device=device)
         self.top, self.full = top, full  # (full: rows may draw from the whole row)
+        self.first: torch.Tensor | None = None  # the eager step's ids (1, rows), drawn before the capture
 
     def set(self, params: Any, uniforms: Any) -> None:
         """params (rows, 5): temperature, top_k, top_p, min_p, need; uniforms (n, rows) float64."""
@@ -177,10 +178,17 @@ class Pending:
             return None
         if uniforms is not None:
             g.sampling.u[:n].copy_(torch.from_numpy(uniforms), non_blocking=True)
+        return _replay(g, n)
+
+
+def _replay(g: "_Captured", n: int, done: int = 0) -> Pending:
+    """The rest of a device loop of n steps as replays of g (`done` of them already in `chosen`, counted; none: the
+    count starts again): their ids, pending."""
+    if not done:
         g.count.zero_()
-        for _ in range(n):
-            g.graph.replay()
-        return Pending(g, g.chosen[:n].reshape(n, -1))
+    for _ in range(n - done):
+        g.graph.replay()
+    return Pending(g, g.chosen[:n].reshape(n, -1))
 
 
 def fits(g: "_Captured", cache: Any) -> bool:
@@ -285,11 +293,8 @@ class StepGraphs:
         if batch.seqs:
             return self.run_seqs(forward, cfg, weights, batch, cache)
         key = (id(forward), id(cfg), id(weights), id(cache), batch.n, bool(batch.last_only))
-        g = self.graphs.get(key)
-        if g is not None and fits(g, cache):
-            self.graphs.move_to_end(key)
-            g.tokens.copy_(batch.tokens.reshape(g.tokens.shape), non_blocking=True)
-            g.pos.copy_(batch.pos.reshape(g.pos.shape), non_blocking=True)
+        g = self._single_graph(key, batch, cache)
+        if g is not None:
             g.graph.replay()
             return g.out
         if batch.n > 1 and key not in self.seen:  # a new prompt-chunk length: eager, captured on a repeat
@@ -299,6 +304,17 @@ class StepGraphs:
         if g is not None:
             self._keep(key, g)
         return out
+
+    def _single_graph(self, key: tuple, batch, cache) -> "_Captured | None":
+        """The step of one sequence captured under key, its token and position set to this step's, if it can
+        replay on this cache (`fits`); `_group_graph`'s twin."""
+        g = self.graphs.get(key)
+        if g is None or not fits(g, cache):
+            return None
+        self.graphs.move_to_end(key)
+        g.tokens.copy_(batch.tokens.reshape(g.tokens.shape), non_blocking=True)
+        g.pos.copy_(batch.pos.reshape(g.pos.shape), non_blocking=True)
+        return g
 
     def _see(self, key: tuple) -> None:
         if len(self.seen) >= MAX_SEEN:
@@ -316,36 +332,28 @@ class StepGraphs:
         to `chosen`. The first step runs eagerly when the graph is (re)captured. The ids (steps, 1) of
         the steps run: all n, or only that first one when the capture failed."""
         key = (id(forward), id(cfg), id(weights), id(cache), "greedy")
-        g = self.graphs.get(key)
-        if g is None or not fits(g, cache):
-            out, g = self._capture(forward, cfg, weights, batch, cache, greedy=True)
-            first = torch.argmax(out[-1]).to(torch.int32)
-            if g is None:
-                return Pending(None, first.reshape(1, 1))
-            self._keep(key, g)
-            return self._greedy_replays(g, n, first, batch.pos)
-        self.graphs.move_to_end(key)
-        g.tokens.copy_(batch.tokens.reshape(g.tokens.shape), non_blocking=True)
-        g.pos.copy_(batch.pos.reshape(g.pos.shape), non_blocking=True)
-        return self._greedy_replays(g, n)
+        g = self._single_graph(key, batch, cache)
+        if g is not None:
+            return self._greedy_replays(g, n)
+        out, g = self._capture(forward, cfg, weights, batch, cache, greedy=True)
+        first = torch.argmax(out[-1]).to(torch.int32)
+        if g is None:
+            return Pending(None, first.reshape(1, 1))
+        self._keep(key, g)
+        return self._greedy_replays(g, n, first, batch.pos)
 
     @staticmethod
     def _greedy_replays(g: "_Captured", n: int, first: torch.Tensor | None = None,
                         pos: torch.Tensor | None = None) -> Pending:
         """The rest of n greedy steps as replays of g, its inputs set: after the eager first step of a capture,
         its ids `first` (the next tokens, appended) at positions `pos` + 1; the ids of the n steps."""
-        done = 0
-        if first is not None:
-            g.chosen[:1] = first
-            g.tokens.copy_(first.reshape(g.tokens.shape))
-            g.pos.copy_(pos.reshape(g.pos.shape) + 1)
-            g.count.fill_(1)
-            done = 1
-        else:
-            g.count.zero_()
-        for _ in range(n - done):
-            g.graph.replay()
-        return Pending(g, g.chosen[:n].reshape(n, -1))
+        if first is None:
+            return _replay(g, n)
+        g.chosen[:1] = first
+        g.tokens.copy_(first.reshape(g.tokens.shape))
+        g.pos.copy_(pos.reshape(g.pos.shape) + 1)
+        g.count.fill_(1)
+        return _replay(g, n, 1)
 
     def greedy_seqs(self, forward, cfg, weights, batch, group, n: int) -> Pending:
         """`greedy` for a group of sequences one token each: n steps, each row's argmax its sequence's next token;
@@ -371,19 +379,10 @@ class StepGraphs:
             g = self._group_graph(key, batch, cache)
         else:
             key = (id(forward), id(cfg), id(weights), id(cache), kind)
-            g = self.graphs.get(key)
-            if g is not None and fits(g, cache):
-                self.graphs.move_to_end(key)
-                g.tokens.copy_(batch.tokens.reshape(g.tokens.shape), non_blocking=True)
-                g.pos.copy_(batch.pos.reshape(g.pos.shape), non_blocking=True)
-            else:
-                g = None
+            g = self._single_graph(key, batch, cache)
         if g is not None:
             g.sampling.set(params, uniforms)
-            g.count.zero_()
-            for _ in range(n):
-                g.graph.replay()
-            return Pending(g, g.chosen[:n].reshape(n, -1))
+            return _replay(g, n)
         rows = len(batch.seqs) if seqs else 1
         bufs = SampleBufs(rows, max(c.n_ctx for c in cache.caches) if seqs else cache.n_ctx, top, full,
                           self.ops.device)
@@ -395,16 +394,10 @@ class StepGraphs:
             if g is not None:
                 self._keep(key, g)
         if g is None:  # the eager step's token alone
-            tokens, pos = batch.tokens.clone(), batch.pos.clone()
-            chosen = torch.zeros((1, rows), dtype=torch.int32, device=self.ops.device)
-            count = torch.zeros((1,), dtype=torch.int64, device=self.ops.device)
-            bufs.tail(out, tokens, pos, chosen, count)
-            return Pending(None, chosen)
+            return Pending(None, bufs.first)
         g.count.zero_()
         bufs.tail(out, g.tokens, g.pos, g.chosen, g.count)  # the eager step's token: the next replay's input
-        for _ in range(n - 1):
-            g.graph.replay()
-        return Pending(g, g.chosen[:n].reshape(n, -1))
+        return _replay(g, n, 1)
 
     @contextmanager
     def _capture_paths(self):
@@ -429,10 +422,10 @@ class StepGraphs:
         # compiled and loaded (a first load inside a capture fails it)
         with self._capture_paths():
             eager = forward(self.ops, cfg, weights, static, cache).clone()
-            if sampling is not None:  # (its kernels loaded and topk's workspace sized outside the capture too)
-                rows = tokens.numel()
-                sampling.tail(eager, tokens.clone(), pos.clone(), torch.zeros((1, rows), dtype=torch.int32,
-                              device=self.ops.device), torch.zeros((1,), dtype=torch.int64, device=self.ops.device))
+            if sampling is not None:  # the eager step's ids (and the tail's kernels loaded outside the capture)
+                sampling.first = torch.zeros((1, tokens.numel()), dtype=torch.int32, device=self.ops.device)
+                sampling.tail(eager, tokens.clone(), pos.clone(), sampling.first,
+                              torch.zeros((1,), dtype=torch.int64, device=self.ops.device))
         torch.cuda.synchronize(self.ops.device)
         chosen = count = None
         if greedy or sampling is not None:  # (a group: a row of ids a step)
