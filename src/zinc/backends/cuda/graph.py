@@ -426,6 +426,10 @@ class StepGraphs:
                 sampling.first = torch.zeros((1, tokens.numel()), dtype=torch.int32, device=self.ops.device)
                 sampling.tail(eager, tokens.clone(), pos.clone(), sampling.first,
                               torch.zeros((1,), dtype=torch.int64, device=self.ops.device))
+            elif greedy and not batch.seqs:  # the argmax kernel loaded outside the capture, on scratch inputs
+                kel.greedy_next(eager[-1].float().contiguous(), tokens.clone(), pos.clone(),
+                                torch.zeros((1,), dtype=torch.int32, device=self.ops.device),
+                                torch.zeros((1,), dtype=torch.int64, device=self.ops.device))
         torch.cuda.synchronize(self.ops.device)
         chosen = count = None
         if greedy or sampling is not None:  # (a group: a row of ids a step)

@@ -137,6 +137,22 @@ def attention_config(cells: int, wide: bool = False) -> tuple[int, int, int, int
     return splits, bs, rest[0] if rest else kattn.STAGES, rest[1] if len(rest) > 1 else None
 
 
+def tiles_shape(n: int, k: int, qtype: int, glu: bool) -> tuple[int, int, bool | None]:
+    """`CudaOps._gemm_tiles`'s (columns a program, splits of K, swap) for an (n, k) weight: enough programs for the
+    132 SMs where N is narrow or K deep. H100, 64 rows, Qwen3-8B Q4_K_M's shapes (bench/cuda_tiles_gemm_bench.py,
+    session 42; before: 64 columns, no split, swapped up to 32-row blocks): gate + up 133.5 -> 127.7 us swapped;
+    down (K 12,288) Q4_K 153.9 -> 61.2, Q6_K 228.6 -> 82.5 with 8 splits; K / V (N 1,024) Q4_K 80.9 -> 23.1
+    (16 columns, 4 splits), Q6_K 98.8 -> 25.0 (64 columns, 8 splits); Q / O (4,096 x 4,096) 54.6 -> 47.8 (32
+    columns; splits lost there)."""
+    if glu:
+        return 64, 1, True
+    if k >= 8192:
+        return 64, 8, None
+    if n <= 2048:
+        return (64, 8, None) if qtype == GGMLType.Q6_K else (16, 4, None)
+    return 32, 1, None
+
+
 class CudaOps(BaseOps):
     """`zinc.backends.base.Ops` on torch + Triton. Options: device, kv_dtype, graphs, exact.
 
@@ -270,7 +286,9 @@ class CudaOps(BaseOps):
                                                                                                device=self.device))
         ids = aligned[1][:1].expand(t, 1)  # (only its shape is read)
         g = None if glu is None else (glu[0].parts, kel.GLU_ACTS[glu[1]])
-        return kmoe.experts_gemm(x2, w.parts, int(w.ggml_type), 1, w.rows, w.k, ids, aligned, glu=g, bm=bm)[:, 0]
+        bn, splits, swap = tiles_shape(w.rows, w.k, int(w.ggml_type), glu is not None)
+        return kmoe.experts_gemm(x2, w.parts, int(w.ggml_type), 1, w.rows, w.k, ids, aligned, glu=g, bm=bm, bn=bn,
+                                 splits=splits, swap=swap)[:, 0]
 
     def matmuls(self, x: torch.Tensor, ws: list[CudaWeight]) -> list[torch.Tensor]:
         """x @ W.T for each weight of one input; two Q4_K / Q6_K weights (Q and K beside a Q6_K V in a Q4_K_M

@@ -46,10 +46,10 @@ def conv1d_kernel(x, state, w, out, T, C, sx, K: tl.constexpr, BC: tl.constexpr,
     TABLE: grid (cdiv(C, BC), B), B sequences of one token (T = 1): x and out row b, the state of sequence b
     at the address in column 0 of row b of `state`, a (B, 4) int64 table (`conv_delta_seqs`)."""
     if TABLE:
-        b = tl.program_id(1)
-        state = _seq_state(state + b * 4, 0)
-        x += b * sx
-        out += b * C
+        seq = tl.program_id(1)
+        state = _seq_state(state + seq * 4, 0)
+        x += seq * sx
+        out += seq * C
     c = tl.program_id(0) * BC + tl.arange(0, BC)
     cm = c < C
     for t in range(T):
