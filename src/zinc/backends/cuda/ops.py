@@ -141,15 +141,13 @@ def tiles_shape(n: int, k: int, qtype: int, glu: bool) -> tuple[int, int, bool |
     """`CudaOps._gemm_tiles`'s (columns a program, splits of K, swap) for an (n, k) weight: enough programs for the
     132 SMs where N is narrow or K deep. H100, 64 rows, Qwen3-8B Q4_K_M's shapes (bench/cuda_tiles_gemm_bench.py,
     session 42; before: 64 columns, no split, swapped up to 32-row blocks): gate + up 133.5 -> 127.7 us swapped;
-    down (K 12,288) Q4_K 153.9 -> 61.2, Q6_K 228.6 -> 82.5 with 8 splits; K / V (N 1,024) Q4_K 80.9 -> 23.1
-    (16 columns, 4 splits), Q6_K 98.8 -> 25.0 (64 columns, 8 splits); Q / O (4,096 x 4,096) 54.6 -> 47.8 (32
-    columns; splits lost there)."""
+    down (K 12,288) Q4_K 153.9 -> 61.2, Q6_K 228.6 -> 82.5 with 8 splits; K / V (N 1,024) Q4_K 80.9 -> 30.2, Q6_K
+    98.8 -> 25.0 with 8 splits (16 columns and 4 splits: 23.1 / 29.3 at 64 rows, but 58.0 against 26.4 at 128);
+    Q / O (4,096 x 4,096) 54.6 -> 47.8 (32 columns; splits lost there)."""
     if glu:
         return 64, 1, True
-    if k >= 8192:
+    if k >= 8192 or n <= 2048:
         return 64, 8, None
-    if n <= 2048:
-        return (64, 8, None) if qtype == GGMLType.Q6_K else (16, 4, None)
     return 32, 1, None
 
 
