@@ -148,9 +148,14 @@ class SampleBufs:
     def set(self, params: Any, uniforms: Any) -> None:
         """params (rows, 5): temperature, top_k, top_p, min_p, need; uniforms (n, rows) float64."""
         fp, ip = ksample.rows_params(params, "cpu")
-        self.fp.copy_(fp, non_blocking=True)
-        self.ip.copy_(ip, non_blocking=True)
-        self.u[:len(uniforms)].copy_(torch.from_numpy(uniforms), non_blocking=True)
+        self.fp.copy_(fp.pin_memory(), non_blocking=True)
+        self.ip.copy_(ip.pin_memory(), non_blocking=True)
+        self.put_uniforms(uniforms)
+
+    def put_uniforms(self, uniforms: Any) -> None:
+        """uniforms (n, rows) float64 into the first n rows of `u`, behind the work already queued (from pinned
+        memory: a pageable source would hold the host until the stream drains, and the chunk launched ahead with it)."""
+        self.u[:len(uniforms)].copy_(torch.from_numpy(uniforms).pin_memory(), non_blocking=True)
 
     def tail(self, out: torch.Tensor, tokens, pos, chosen, count) -> None:
         ksample.sample_next(out, self.top, self.fp, self.ip, self.u, tokens, pos, chosen, count, full=self.full)
@@ -177,7 +182,7 @@ class Pending:
         if g is None or n <= 0:
             return None
         if uniforms is not None:
-            g.sampling.u[:n].copy_(torch.from_numpy(uniforms), non_blocking=True)
+            g.sampling.put_uniforms(uniforms)
         return _replay(g, n)
 
 
