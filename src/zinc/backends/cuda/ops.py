@@ -181,6 +181,7 @@ class CudaOps(BaseOps):
         self._rope: dict[tuple, tuple[torch.Tensor, float]] = {}
         self._graphs: Any = None
         self._qx: list[tuple] = []  # (x, its quantization) of the last QX_KEEP quantized matmul inputs
+        self._order: tuple | None = None  # (ids, `mmvq.expert_order` of them): `_expert_order`'s last
         self._dense_pairs: dict[tuple, tuple] = {}  # (rows, block) -> `_gemm_tiles`'s row blocks
         self._kv_rows: "weakref.WeakKeyDictionary[Any, np.ndarray]" = weakref.WeakKeyDictionary()  # kv_tables
         self._align: tuple | None = None  # (ids, (experts, block rows), kmoe.align_pairs of them)
@@ -350,7 +351,7 @@ class CudaOps(BaseOps):
             out = torch.empty((T, nsel, n), dtype=torch.float32, device=self.device)
             if w.ggml_type in MMVQ_EXPERTS and not self.exact:  # x (T, K) or (T * k, K) on 8 bits
                 mmvq.matvec_experts(self._quantized(x, x.reshape(-1, w.k)), w.parts, int(w.ggml_type), n, w.k,
-                                    ids, out)
+                                    ids, out, order=self._expert_order(ids))
             else:
                 kgm.matvec_experts(x, w.parts, int(w.ggml_type), n, w.k, ids, out)
             return out
@@ -375,8 +376,20 @@ class CudaOps(BaseOps):
         x = x.float().contiguous()
         out = torch.empty((T, nsel, n), dtype=torch.float32, device=self.device)
         mmvq.matvec_experts(self._quantized(x, x.reshape(-1, w_gate.k)), w_gate.parts, int(w_gate.ggml_type), n,
-                            w_gate.k, ids.contiguous(), out, glu=(w_up.parts, kel.GLU_ACTS[act]))
+                            w_gate.k, ids.contiguous(), out, glu=(w_up.parts, kel.GLU_ACTS[act]),
+                            order=self._expert_order(ids))
         return out
+
+    def _expert_order(self, ids: torch.Tensor) -> torch.Tensor | None:
+        """`mmvq.expert_order` of a selection of more than MATVEC_MAX_ROWS tokens (a step of many sequences: its
+        pairs launched expert by expert), made once for a layer's gate / up and down; None for fewer tokens (a
+        token's experts differ: nothing to share)."""
+        if ids.shape[0] <= MATVEC_MAX_ROWS:
+            return None
+        hit = self._order
+        if hit is None or hit[0] is not ids:
+            hit = self._order = (ids, mmvq.expert_order(ids))
+        return hit[1]
 
     def _gemm_experts(self, w: CudaWeight, pairs: int) -> bool:
         """Whether a prompt's expert matmul is one grouped GEMM (`kmoe.experts_gemm`) instead of the per-expert loop:
