@@ -50,7 +50,14 @@ def main() -> None:
     ap.add_argument("--out")
     ap.add_argument("--kv-type", default="f16", choices=["f16", "f32", "q8_0"])
     ap.add_argument("--seqs", type=int, default=0)
+    ap.add_argument("--expert-order-min", type=int, default=0,
+                    help="tokens from which MoE pairs launch expert by expert (cuda ops.EXPERT_ORDER_MIN_TOKENS; "
+                         "0: the default) for A/B runs")
     a = ap.parse_args()
+    if a.expert_order_min:
+        from zinc.backends.cuda import ops as cuda_ops
+
+        cuda_ops.EXPERT_ORDER_MIN_TOKENS = a.expert_order_min
     m = load(a.model, backend="cuda", n_ctx=a.depth + 4 * a.steps + 8, kv_dtype=a.kv_type)
     rng = np.random.default_rng(0)
     caches = [m.new_cache() for _ in range(max(a.seqs, 1))]

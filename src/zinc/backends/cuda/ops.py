@@ -63,6 +63,11 @@ MATVEC_MAX_ROWS = 4  # up to this many rows a matmul is a fused dequant-matvec, 
 # fused GEMM over dequantized tiles (`kmoe.experts_gemm` with one expert: the weights read once a block of 64 rows),
 # not a whole dequantized copy of the weight and a GEMM: a batched decode step of many sequences, a short prompt
 GEMM_TILES_MAX_ROWS = 128
+# from this many tokens a captured MoE step's expert matvecs launch their (token, expert) pairs expert by expert
+# (`mmvq.expert_order`), an expert's later pairs reading its rows from L2: correct on the H100 (session 42) but its
+# speed not yet measured (Qwen3.5-35B-A3B, 64 sequences: the routed experts' matvecs were 12.4 of 24.9 ms a step,
+# reading each hit expert ~2.3 times). Settable for A/B runs (bench/cuda_step_profile.py --expert-order-min)
+EXPERT_ORDER_MIN_TOKENS = MATVEC_MAX_ROWS + 1
 DENSE_MATVEC_MAX = 1 << 24  # float weights up to this many values take `kgm.dense_matvec` at those rows
 QX_KEEP = 2  # quantized matmul inputs remembered (CudaOps._quantized)
 TUNED_MATVEC = frozenset({GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0})  # kernels/mmvq.py; others: generic
@@ -381,10 +386,10 @@ class CudaOps(BaseOps):
         return out
 
     def _expert_order(self, ids: torch.Tensor) -> torch.Tensor | None:
-        """`mmvq.expert_order` of a selection of more than MATVEC_MAX_ROWS tokens (a step of many sequences: its
-        pairs launched expert by expert), made once for a layer's gate / up and down; None for fewer tokens (a
+        """`mmvq.expert_order` of a selection of EXPERT_ORDER_MIN_TOKENS tokens or more (a step of many sequences:
+        its pairs launched expert by expert), made once for a layer's gate / up and down; None for fewer tokens (a
         token's experts differ: nothing to share)."""
-        if ids.shape[0] <= MATVEC_MAX_ROWS:
+        if ids.shape[0] < EXPERT_ORDER_MIN_TOKENS:
             return None
         hit = self._order
         if hit is None or hit[0] is not ids:
