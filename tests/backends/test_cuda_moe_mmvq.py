@@ -21,6 +21,7 @@ pytest.importorskip("triton")
 from zinc.backends.base import QTensor  # noqa: E402
 from zinc.backends.cpu import CpuOps  # noqa: E402
 from zinc.backends.cuda.kernels import mmvq  # noqa: E402
+from zinc.backends.cuda.kernels.moe import expert_order  # noqa: E402
 from zinc.backends.cuda.kernels.elementwise import GLU_ACTS  # noqa: E402
 from zinc.backends.cuda.weights import CudaWeight  # noqa: E402
 from zinc.gguf.constants import GGMLType  # noqa: E402
@@ -185,14 +186,14 @@ def test_e2m1_bytes_cover_every_code():
                          ids=lambda v: getattr(v, "name", str(v)))
 @pytest.mark.parametrize("per_slot", [False, True])
 def test_matvec_experts_in_expert_order(t, cfg, glu, per_slot):
-    """The pairs launched expert by expert (`expert_order`: many tokens sharing few experts) give each pair's
+    """The pairs launched expert by expert (`moe.expert_order`: many tokens sharing few experts) give each pair's
     product bit for bit as in token order, in both kernel forms, plain and GLU (a fused gate_up stack)."""
     rng = np.random.default_rng(7 + 2 * glu + per_slot)
     E, n, k, T, nsel = 5, 11, 512, 7, 3
     w, _ = stack(t, E, 2 * n, k, rng)
     x = rng.standard_normal((T * nsel if per_slot else T, k)).astype(np.float32)
     ids = random_ids(rng, T, nsel, E)
-    order = mmvq.expert_order(torch.from_numpy(ids).to(DEVICE))
+    order = expert_order(torch.from_numpy(ids).to(DEVICE), E)
     flat = ids.reshape(-1)
     assert np.array_equal(order[:flat.size].cpu().numpy(), flat)
     o = order[flat.size:].cpu().numpy()

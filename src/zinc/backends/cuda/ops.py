@@ -64,9 +64,9 @@ MATVEC_MAX_ROWS = 4  # up to this many rows a matmul is a fused dequant-matvec, 
 # not a whole dequantized copy of the weight and a GEMM: a batched decode step of many sequences, a short prompt
 GEMM_TILES_MAX_ROWS = 128
 # from this many tokens a captured MoE step's expert matvecs launch their (token, expert) pairs expert by expert
-# (`mmvq.expert_order`), an expert's later pairs reading its rows from L2: correct on the H100 (session 42) but its
-# speed not yet measured (Qwen3.5-35B-A3B, 64 sequences: the routed experts' matvecs were 12.4 of 24.9 ms a step,
-# reading each hit expert ~2.3 times). Settable for A/B runs (bench/cuda_step_profile.py --expert-order-min)
+# (`kmoe.expert_order`), an expert's later pairs reading its rows from L2: the kernels checked on the H100 (session
+# 42), the speed not yet measured (Qwen3.5-35B-A3B, 64 sequences: the routed experts' matvecs were 12.4 of 24.9 ms
+# a step, each hit expert read ~2.3 times). Settable for A/B runs (bench/cuda_step_profile.py --expert-order-min)
 EXPERT_ORDER_MIN_TOKENS = MATVEC_MAX_ROWS + 1
 DENSE_MATVEC_MAX = 1 << 24  # float weights up to this many values take `kgm.dense_matvec` at those rows
 QX_KEEP = 2  # quantized matmul inputs remembered (CudaOps._quantized)
@@ -186,7 +186,7 @@ class CudaOps(BaseOps):
         self._rope: dict[tuple, tuple[torch.Tensor, float]] = {}
         self._graphs: Any = None
         self._qx: list[tuple] = []  # (x, its quantization) of the last QX_KEEP quantized matmul inputs
-        self._order: tuple | None = None  # (ids, `mmvq.expert_order` of them): `_expert_order`'s last
+        self._order: tuple | None = None  # (ids, `kmoe.expert_order` of them): `_expert_order`'s last
         self._dense_pairs: dict[tuple, tuple] = {}  # (rows, block) -> `_gemm_tiles`'s row blocks
         self._kv_rows: "weakref.WeakKeyDictionary[Any, np.ndarray]" = weakref.WeakKeyDictionary()  # kv_tables
         self._align: tuple | None = None  # (ids, (experts, block rows), kmoe.align_pairs of them)
@@ -356,7 +356,7 @@ class CudaOps(BaseOps):
             out = torch.empty((T, nsel, n), dtype=torch.float32, device=self.device)
             if w.ggml_type in MMVQ_EXPERTS and not self.exact:  # x (T, K) or (T * k, K) on 8 bits
                 mmvq.matvec_experts(self._quantized(x, x.reshape(-1, w.k)), w.parts, int(w.ggml_type), n, w.k,
-                                    ids, out, order=self._expert_order(ids))
+                                    ids, out, order=self._expert_order(ids, E))
             else:
                 kgm.matvec_experts(x, w.parts, int(w.ggml_type), n, w.k, ids, out)
             return out
@@ -382,18 +382,18 @@ class CudaOps(BaseOps):
         out = torch.empty((T, nsel, n), dtype=torch.float32, device=self.device)
         mmvq.matvec_experts(self._quantized(x, x.reshape(-1, w_gate.k)), w_gate.parts, int(w_gate.ggml_type), n,
                             w_gate.k, ids.contiguous(), out, glu=(w_up.parts, kel.GLU_ACTS[act]),
-                            order=self._expert_order(ids))
+                            order=self._expert_order(ids, w_gate.shape[0]))
         return out
 
-    def _expert_order(self, ids: torch.Tensor) -> torch.Tensor | None:
-        """`mmvq.expert_order` of a selection of EXPERT_ORDER_MIN_TOKENS tokens or more (a step of many sequences:
+    def _expert_order(self, ids: torch.Tensor, n_experts: int) -> torch.Tensor | None:
+        """`kmoe.expert_order` of a selection of EXPERT_ORDER_MIN_TOKENS tokens or more (a step of many sequences:
         its pairs launched expert by expert), made once for a layer's gate / up and down; None for fewer tokens (a
         token's experts differ: nothing to share)."""
         if ids.shape[0] < EXPERT_ORDER_MIN_TOKENS:
             return None
         hit = self._order
         if hit is None or hit[0] is not ids:
-            hit = self._order = (ids, mmvq.expert_order(ids))
+            hit = self._order = (ids, kmoe.expert_order(ids, n_experts))
         return hit[1]
 
     def _gemm_experts(self, w: CudaWeight, pairs: int) -> bool:

@@ -429,7 +429,7 @@ def mmvq_experts_kernel(xq, xd, xs, ids, out, a, b, c, d, a2, b2, c2, d2, bias, 
     NSEL: one x per token, 1: one per pair) and expert e = ids[p], rows e * ES + [0, N) of the stack;
     out[p, rows] = W_e[rows] . x (+ bias[e * ES + rows]). ACT >= 0: out = act(W_e . x + bias) *
     (W2_e . x + bias2), W2's rows (and bias2's) of expert e at e * ES + UO. ORDERED: program column t takes pair
-    ids[P + t] (`expert_order`: one expert's pairs launched together, its rows read from memory once)."""
+    ids[P + t] (`moe.expert_order`: one expert's pairs launched together, its rows read from memory once)."""
     p = tl.program_id(1)
     if ORDERED:
         p = tl.load(ids + tl.num_programs(1) + p)
@@ -480,15 +480,6 @@ def expert_config(qtype: int, k: int, glu: bool = False) -> tuple:
     return max(1, 16 // ng), ng, 1
 
 
-def expert_order(ids: torch.Tensor) -> torch.Tensor:
-    """ids (T, NSEL) int32 flattened, then the pairs' indices sorted by expert (stable), as one int32 array: the
-    order `matvec_experts` launches the pairs in. A pair's program reads its expert's rows; launched expert by
-    expert, the pairs after an expert's first find its rows in L2 rather than memory (many tokens: Qwen3.5-35B-A3B
-    at 64 sequences, 512 pairs over ~220 of 256 experts, read each expert 2.3 times)."""
-    flat = ids.reshape(-1)
-    return torch.cat([flat.to(torch.int32), torch.argsort(flat, stable=True).to(torch.int32)])
-
-
 def matvec_experts(xqt, parts, qtype: int, n: int, k: int, ids: torch.Tensor, out: torch.Tensor,
                    glu: tuple | None = None, bias: tuple | None = None, expert_rows: int = 0,
                    cfg: tuple | None = None, order: torch.Tensor | None = None) -> None:
@@ -501,8 +492,8 @@ def matvec_experts(xqt, parts, qtype: int, n: int, k: int, ids: torch.Tensor, ou
     glu = (up parts, activation code of `elementwise.GLU_ACTS`[, up row offset]): out = act(x . W_e) *
     (x . U_e), U_e's rows at e * expert_rows + offset of the up stack (a fused gate_up stack: pass the same
     parts, expert_rows 2n, offset n). bias: (E * expert_rows,) f32 arrays added before the activation,
-    one (plain) or (gate bias, up bias) (with glu; the up bias indexed like U's rows). order: `expert_order(ids)`,
-    the pairs launched expert by expert (the same products).
+    one (plain) or (gate bias, up bias) (with glu; the up bias indexed like U's rows). order:
+    `moe.expert_order(ids, E)`, the pairs launched expert by expert (the same products).
     """
     xq, xd, xs = xqt
     t, nsel = ids.shape

@@ -230,7 +230,7 @@ def mmvs_kernel(xq, xd, xs, out, a, b, c, d, a2, b2, c2, d2, ids, N, K, so, XDIV
     act(W . x) * (W2 . x), W2 (a2..d2) the up weight, its rows UO past the gate's. NP units per step, the loop
     unrolled U times. EXPERTS: program column t is a (token, slot) pair of a MoE selection: expert ids[t],
     whose rows start at ids[t] * ES of the stack, times x row t // XDIV (`mmvq.matvec_experts`); EXPERTS 2: column
-    t is pair ids[T + t] (`mmvq.expert_order`: the pairs of one expert launched together, its rows read once).
+    t is pair ids[T + t] (`moe.expert_order`: the pairs of one expert launched together, its rows read once).
     QT2 > 0: a second weight of the same input (a2..d2, type QT2, N2 rows) in the same launch: programs
     from P1 on compute its rows into out2 (row stride so2) with their own R2, NP2, EVEN2, U2 (`launch_pair`)."""
     pid = tl.program_id(0)
@@ -254,7 +254,7 @@ def launch(xqt, wa: tuple, wb: tuple | None, qtype: int, n: int, k: int, out, cf
            experts: tuple | None = None, pdl: tuple = (0, 0)) -> None:
     """out (T, n) = the rows of weight arrays wa (a, b, c, d; with wb and act >= 0 a GLU) times the 8-bit
     activations xqt; cfg = (R, units per thread, warps, U). experts = (ids (T, NSEL) int32, XDIV, expert
-    rows ES, up rows offset UO[, `mmvq.expert_order(ids)` or None]): out (T, NSEL, n), pair p = (t, j) of expert
+    rows ES, up rows offset UO[, `moe.expert_order(ids, E)` or None]): out (T, NSEL, n), pair p = (t, j) of expert
     ids[t, j] times x row p // XDIV (with the order: the pairs launched expert by expert)."""
     xq, xd, xs = xqt
     r, upt, nw, u = cfg
@@ -265,7 +265,7 @@ def launch(xqt, wa: tuple, wb: tuple | None, qtype: int, n: int, k: int, out, cf
     assert not (experts and pdl[0] == 1), "the experts' ids are read first: an early launch must wait before that"
     cols = ids.numel() if experts else xq.shape[0]
     ordered = bool(order) and order[0] is not None
-    if ordered:  # (ids then the columns' order, one array: `mmvq.expert_order`)
+    if ordered:  # (ids then the columns' order, one array: `moe.expert_order`)
         ids = order[0]
     mmvs_kernel[(triton.cdiv(n, r), cols)](
         xq, xd, xs, out, *wa, *(wb or wa), ids, n, k, n if experts else out.stride(0), xdiv, es, uo, 0, 0, out, 0,
