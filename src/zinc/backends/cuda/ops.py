@@ -68,6 +68,10 @@ GEMM_TILES_MAX_ROWS = 128
 # 42), the speed not yet measured (Qwen3.5-35B-A3B, 64 sequences: the routed experts' matvecs were 12.4 of 24.9 ms
 # a step, each hit expert read ~2.3 times). Settable for A/B runs (bench/cuda_step_profile.py --expert-order-min)
 EXPERT_ORDER_MIN_TOKENS = MATVEC_MAX_ROWS + 1
+# `_gemm_tiles` with each step's weight bytes loaded a step ahead (`kmoe.experts_gemm(prefetch=True)`): the same
+# products; off until measured (session 42 built it without a GPU left: the tile GEMM at 64 rows looked bound by
+# the wait for its scale bytes each step). Settable for A/B runs (bench/calls/gpu_s43a.sh)
+TILES_PREFETCH = False
 DENSE_MATVEC_MAX = 1 << 24  # float weights up to this many values take `kgm.dense_matvec` at those rows
 QX_KEEP = 2  # quantized matmul inputs remembered (CudaOps._quantized)
 TUNED_MATVEC = frozenset({GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0})  # kernels/mmvq.py; others: generic
@@ -292,7 +296,7 @@ class CudaOps(BaseOps):
         g = None if glu is None else (glu[0].parts, kel.GLU_ACTS[glu[1]])
         bn, splits, swap = tiles_shape(w.rows, w.k, int(w.ggml_type), glu is not None)
         return kmoe.experts_gemm(x2, w.parts, int(w.ggml_type), 1, w.rows, w.k, ids, aligned, glu=g, bm=bm, bn=bn,
-                                 splits=splits, swap=swap)[:, 0]
+                                 splits=splits, swap=swap, prefetch=TILES_PREFETCH)[:, 0]
 
     def matmuls(self, x: torch.Tensor, ws: list[CudaWeight]) -> list[torch.Tensor]:
         """x @ W.T for each weight of one input; two Q4_K / Q6_K weights (Q and K beside a Q6_K V in a Q4_K_M

@@ -179,38 +179,86 @@ def sub64(a, b, c, d, r, k0, K, QT: tl.constexpr):
     """Values k0 .. k0 + 63 (k0 a multiple of 64) of rows r (BN,) int64 of a Q4_K, Q6_K, Q8_0 or MXFP4 weight ->
     (BN, 64) (Q4_K, Q6_K: f16, the ints from their bits and times the f16-rounded scales, `_small_f16`; Q8_0, MXFP4:
     f32), built as (BN, 2, 32) halves (values past K: 0): the GEMM tile of `kernels.moe.experts_gemm`, small enough to
-    stay in registers where `_tile`'s whole super-block does not."""
+    stay in registers where `_tile`'s whole super-block does not. `raw64`'s loads, then `dq64`'s math."""
+    A, B, C, D, E = raw64(a, b, c, d, r, k0, K, True, QT, False)
+    return dq64(A, B, C, D, E, k0, QT)
+
+
+@triton.jit
+def raw64(a, b, c, d, r, k0, K, ok, QT: tl.constexpr, MASKED: tl.constexpr):
+    """The stored bytes `dq64` makes `sub64`'s tile of (five tensors, as loaded; unused ones repeat one). MASKED: the
+    loads only where the scalar ok holds (else 0): a load ahead of the loop's step, past its range on the last."""
     h = tl.arange(0, 2)[None, :, None]
     l = tl.arange(0, 32)[None, None, :]
     rr = r[:, None, None]
     kb = k0 // 256
     j = (k0 % 256) // 64
-    if QT == 12:  # Q4_K: 32 nibble bytes hold sub-blocks 2j (low) and 2j + 1 (high)
-        q = (tl.load(a + rr * (K // 2) + kb * 128 + j * 32 + l).to(tl.int32) >> (h * 4)) & 15
+    if QT == 12:  # Q4_K: 32 nibble bytes hold sub-blocks 2j (low) and 2j + 1 (high); their scales, mins; d, dmin
         so = rr * (K // 32) + kb * 8 + 2 * j + h
-        dd = tl.load(d + rr * (K // 128) + kb * 2).to(tl.float32)
-        dmin = tl.load(d + rr * (K // 128) + kb * 2 + 1).to(tl.float32)
-        scale = (dd * tl.load(b + so).to(tl.float32)).to(tl.float16)
-        minus = (dmin * tl.load(c + so).to(tl.float32)).to(tl.float16)
+        dp = d + rr * (K // 128) + kb * 2
+        if MASKED:
+            A = tl.load(a + rr * (K // 2) + kb * 128 + j * 32 + l, mask=ok, other=0)
+            B = tl.load(b + so, mask=ok, other=0)
+            C = tl.load(c + so, mask=ok, other=0)
+            D = tl.load(dp, mask=ok, other=0)
+            E = tl.load(dp + 1, mask=ok, other=0)
+        else:
+            A = tl.load(a + rr * (K // 2) + kb * 128 + j * 32 + l)
+            B = tl.load(b + so)
+            C = tl.load(c + so)
+            D = tl.load(dp)
+            E = tl.load(dp + 1)
+    elif QT == 14:  # Q6_K: half j // 2 of the super-block: low nibbles, high bits, 16-value scales; d
+        pl = a + rr * (K // 2) + kb * 128 + (j // 2) * 64 + h * 32 + l
+        ph = b + rr * (K // 4) + kb * 64 + (j // 2) * 32 + l
+        ps = c + rr * (K // 16) + kb * 16 + j * 4 + h * 2 + l // 16
+        if MASKED:
+            A = tl.load(pl, mask=ok, other=0)
+            B = tl.load(ph, mask=ok, other=0)
+            C = tl.load(ps, mask=ok, other=0)
+            D = tl.load(d + rr * (K // 256) + kb, mask=ok, other=0)
+        else:
+            A = tl.load(pl)
+            B = tl.load(ph)
+            C = tl.load(ps)
+            D = tl.load(d + rr * (K // 256) + kb)
+        E = D
+    else:  # Q8_0 (blocks k0 / 32 + h: bytes, scale) or MXFP4 (byte i of a block: values i and i + 16; exponent)
+        blk = k0 // 32 + h
+        m = (blk < K // 32) & (rr >= 0)
+        if MASKED:
+            m = m & ok
+        if QT == 8:
+            A = tl.load(a + rr * K + blk * 32 + l, mask=m, other=0)
+        else:
+            A = tl.load(a + rr * (K // 2) + blk * 16 + l % 16, mask=m, other=0)
+        B = tl.load(b + rr * (K // 32) + blk, mask=m, other=0)
+        C = B
+        D = B
+        E = B
+    return A, B, C, D, E
+
+
+@triton.jit
+def dq64(A, B, C, D, E, k0, QT: tl.constexpr):
+    """`sub64`'s (BN, 64) tile from `raw64`'s bytes of the same k0."""
+    h = tl.arange(0, 2)[None, :, None]
+    l = tl.arange(0, 32)[None, None, :]
+    j = (k0 % 256) // 64
+    if QT == 12:
+        q = (A.to(tl.int32) >> (h * 4)) & 15
+        scale = (D.to(tl.float32) * B.to(tl.float32)).to(tl.float16)
+        minus = (E.to(tl.float32) * C.to(tl.float32)).to(tl.float16)
         w = _small_f16(q, 0) * scale - minus
-    elif QT == 14:  # Q6_K: half j // 2 of the super-block, quarters gq = 2 (j % 2) + h
+    elif QT == 14:  # quarters gq = 2 (j % 2) + h
         gq = 2 * (j % 2) + h
-        ql = tl.load(a + rr * (K // 2) + kb * 128 + (j // 2) * 64 + h * 32 + l).to(tl.int32)
-        qh = tl.load(b + rr * (K // 4) + kb * 64 + (j // 2) * 32 + l).to(tl.int32)
-        q = ((ql >> ((j % 2) * 4)) & 15) | (((qh >> (gq * 2)) & 3) << 4)
-        sc = tl.load(c + rr * (K // 16) + kb * 16 + j * 4 + h * 2 + l // 16).to(tl.float32)
-        w = _small_f16(q, 32) * (sc * tl.load(d + rr * (K // 256) + kb).to(tl.float32)).to(tl.float16)
-    elif QT == 8:  # Q8_0: blocks k0 / 32 + h
-        blk = k0 // 32 + h
-        ok = (blk < K // 32) & (rr >= 0)
-        q = tl.load(a + rr * K + blk * 32 + l, mask=ok, other=0).to(tl.float32)
-        w = q * tl.load(b + rr * (K // 32) + blk, mask=ok, other=0).to(tl.float32)
-    else:  # MXFP4: blocks k0 / 32 + h, byte i of a block holds values i and i + 16; times 2**(e - 128)
-        blk = k0 // 32 + h
-        ok = (blk < K // 32) & (rr >= 0)
-        q = (tl.load(a + rr * (K // 2) + blk * 16 + l % 16, mask=ok, other=0).to(tl.int32) >> ((l // 16) * 4)) & 15
-        w = _fp4(q) * e8m0_half(tl.load(b + rr * (K // 32) + blk, mask=ok, other=0).to(tl.int32))
-    return tl.reshape(w, (r.shape[0], 64))
+        q = ((A.to(tl.int32) >> ((j % 2) * 4)) & 15) | (((B.to(tl.int32) >> (gq * 2)) & 3) << 4)
+        w = _small_f16(q, 32) * (C.to(tl.float32) * D.to(tl.float32)).to(tl.float16)
+    elif QT == 8:
+        w = A.to(tl.float32) * B.to(tl.float32)
+    else:  # times 2**(e - 128)
+        w = _fp4((A.to(tl.int32) >> ((l // 16) * 4)) & 15) * e8m0_half(B.to(tl.int32))
+    return tl.reshape(w, (A.shape[0], 64))
 
 
 SUB64 = frozenset({12, 14, 8, 39})  # ggml types `sub64` reads
