@@ -3,8 +3,8 @@
 #    Q4_K_M's shapes at 16 / 64 / 128 rows, tiles_shape's configurations with and without it (and stages 2 / 4);
 #    then zinc bench tg128 of 64 sequences with ops.TILES_PREFETCH off and on (session 42 H100, off: 4,249.5).
 # 2. Qwen3.5-35B-A3B Q4_K_M at 64 sequences, the MoE matvecs' pairs launched expert by expert (EXPERT_ORDER_MIN_TOKENS
-#    5, the default) against token order (999): a step's kernels each way; zinc bench tg64 of 64 sequences (session
-#    42 H100, token order: 2,279.7; llama.cpp H200 anchor 2,436, target >= 4,900).
+#    5; off by default until measured) against token order (999): a step's kernels each way; zinc bench tg64 of 64
+#    sequences with it on (session 42 H100, token order: 2,279.7; llama.cpp H200 anchor 2,436, target >= 4,900).
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src
 mkdir -p .real $OUT/r
 nvidia-smi --query-gpu=name --format=csv,noheader
@@ -26,7 +26,8 @@ for m in 999 5; do
   mv $OUT/r/step-profile-x64-d128.json $OUT/r/step-profile-q35-x64-order$m.json
 done
 date
-timeout 150 python3 -m zinc.cli bench -m .real/q35.gguf --backend cuda -p 0 -n 64 --parallel 64 -r 2 --json \
+timeout 150 python3 -c "import sys; import zinc.backends.cuda.ops as o; o.EXPERT_ORDER_MIN_TOKENS = 5; from zinc.cli import main; sys.exit(main(sys.argv[1:]))" \
+  bench -m .real/q35.gguf --backend cuda -p 0 -n 64 --parallel 64 -r 2 --json \
   > $OUT/r/s43_q35_par64.json 2> $OUT/r/s43_q35_par64.log
 tail -4 $OUT/r/s43_q35_par64.log | cut -c1-250
 date

@@ -66,8 +66,9 @@ GEMM_TILES_MAX_ROWS = 128
 # from this many tokens a captured MoE step's expert matvecs launch their (token, expert) pairs expert by expert
 # (`kmoe.expert_order`), an expert's later pairs reading its rows from L2: the kernels checked on the H100 (session
 # 42), the speed not yet measured (Qwen3.5-35B-A3B, 64 sequences: the routed experts' matvecs were 12.4 of 24.9 ms
-# a step, each hit expert read ~2.3 times). Settable for A/B runs (bench/cuda_step_profile.py --expert-order-min)
-EXPERT_ORDER_MIN_TOKENS = MATVEC_MAX_ROWS + 1
+# a step, each hit expert read ~2.3 times), so off until it is (MATVEC_MAX_ROWS + 1 turns it on past decode's few
+# rows). Settable for A/B runs (bench/cuda_step_profile.py --expert-order-min; bench/calls/gpu_s43a.sh)
+EXPERT_ORDER_MIN_TOKENS = 1 << 30
 # `_gemm_tiles` with each step's weight bytes loaded a step ahead (`kmoe.experts_gemm(prefetch=True)`): the same
 # products; off until measured (session 42 built it without a GPU left: the tile GEMM at 64 rows looked bound by
 # the wait for its scale bytes each step). Settable for A/B runs (bench/calls/gpu_s43a.sh)
