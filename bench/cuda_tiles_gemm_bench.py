@@ -44,7 +44,7 @@ def main() -> None:
     ap.add_argument("--rows", default="16,64,128")
     ap.add_argument("--shapes", default="", help="comma-separated SHAPES indices (default: all)")
     ap.add_argument("--configs", default="", help="'bn,warps,stages,swap,splits[,prefetch];...' instead of GRID "
-                    "(prefetch 1: the weights' bytes loaded a step ahead, the kernel's PREFETCH)")
+                    "(prefetch 1 or 2: the weights' bytes loaded that many steps ahead, the kernel's PREFETCH)")
     a = ap.parse_args()
     dev = "cuda" if torch.cuda.is_available() else "cpu"  # cpu: a smoke run (TRITON_INTERPRET=1, tiny --configs)
     ops = CudaOps(device=dev, graphs=False)
@@ -87,9 +87,9 @@ def main() -> None:
 
                 def fn(bn=bn, w=w, st=st, sw=sw, sp=sp, pf=pf):
                     return kmoe.experts_gemm(x, ws[0].parts, int(t), 1, n, k, ids, aligned, bm=bm, bn=bn, warps=w,
-                                             stages=st, swap=bool(sw), splits=sp, prefetch=bool(pf),
+                                             stages=st, swap=bool(sw), splits=sp, prefetch=pf,
                                              glu=(ws[1].parts, kel.GLU_ACTS["silu"]) if glu else None)[:, 0]
-                variants.append((f"bm={bm} bn={bn} w={w} st={st} swap={sw} split={sp}{' ahead' if pf else ''}", fn))
+                variants.append((f"bm={bm} bn={bn} w={w} st={st} swap={sw} split={sp}{f' ahead {pf}' if pf else ''}", fn))
             for vname, fn in variants:
                 try:
                     e = err(fn())

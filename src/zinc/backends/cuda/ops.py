@@ -69,10 +69,10 @@ GEMM_TILES_MAX_ROWS = 128
 # a step, each hit expert read ~2.3 times), so off until it is (MATVEC_MAX_ROWS + 1 turns it on past decode's few
 # rows). Settable for A/B runs (bench/cuda_step_profile.py --expert-order-min; bench/calls/gpu_s43a.sh)
 EXPERT_ORDER_MIN_TOKENS = 1 << 30
-# `_gemm_tiles` with each step's weight bytes loaded a step ahead (`kmoe.experts_gemm(prefetch=True)`): the same
-# products; off until measured (session 42 built it without a GPU left: the tile GEMM at 64 rows looked bound by
-# the wait for its scale bytes each step). Settable for A/B runs (bench/calls/gpu_s43a.sh)
-TILES_PREFETCH = False
+# `_gemm_tiles` with each step's weight bytes loaded this many steps ahead (`kmoe.experts_gemm(prefetch=...)`, 0-2):
+# the same products; off until measured (session 42 built it without a GPU left: the tile GEMM at 64 rows looked
+# bound by the wait for its scale bytes each step). Settable for A/B runs (bench/calls/gpu_s43a.sh)
+TILES_PREFETCH = 0
 DENSE_MATVEC_MAX = 1 << 24  # float weights up to this many values take `kgm.dense_matvec` at those rows
 QX_KEEP = 2  # quantized matmul inputs remembered (CudaOps._quantized)
 TUNED_MATVEC = frozenset({GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0})  # kernels/mmvq.py; others: generic

@@ -116,7 +116,7 @@ def weighted_sum(x: torch.Tensor, w: torch.Tensor, shared: torch.Tensor | None =
 @triton.jit
 def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K, NSEL, sx, KS, so,
                         QT: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, PER_TOKEN: tl.constexpr,
-                        GLU: tl.constexpr, ACT: tl.constexpr, SWAP: tl.constexpr, PREFETCH: tl.constexpr = False):
+                        GLU: tl.constexpr, ACT: tl.constexpr, SWAP: tl.constexpr, PREFETCH: tl.constexpr = 0):
     """Grouped expert GEMM, one launch for every expert hit: program (m, n) takes the BM (token, slot) pairs
     pairs[m * BM ...] (-1: padding) that all chose expert block_e[m] (-1: an unused block) and computes columns
     n * BN ... of their x @ W_e^T (x row: the pair's token with PER_TOKEN, else the pair itself), each of the
@@ -125,9 +125,9 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
     out (pairs, N) f32, row = pair id. SWAP: the products as W x^T (the weight tile the dot's first operand), out
     stored transposed. Split K: program (m, n, s) sums columns s * KS ... (s + 1) * KS - 1 of K (KS a multiple of 64
     that divides K) into out + s * so (one (pairs, N) slice a split, summed after; without splits KS >= K, one slice).
-    PREFETCH: each step's weight bytes (`quant.raw64`) loaded one step ahead, in flight while the step before is
-    dequantized and multiplied (the x tiles feed the dot: Triton's pipeline stages take those; the weights' scale
-    bytes, too small for its asynchronous copies, were waited for each step)."""
+    PREFETCH (1 or 2): each step's weight bytes (`quant.raw64`) loaded that many steps ahead, in flight while the
+    steps before are dequantized and multiplied (the x tiles feed the dot: Triton's pipeline stages take those; the
+    weights' scale bytes, too small for its asynchronous copies, were waited for each step)."""
     pm = tl.program_id(0)
     e = tl.load(block_e + pm)
     if e < 0:
@@ -150,15 +150,20 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
         acc2 = tl.zeros([BM, BN], tl.float32)
     k_lo = tl.program_id(2) * KS
     out += tl.program_id(2).to(tl.int64) * so
-    if PREFETCH:
+    if PREFETCH > 0:
         k_hi = k_lo + KS
         A, B, C, D, E = raw64(a, b, c, d, r, k_lo, K, k_lo < k_hi, QT, True)
         if GLU:
             A2, B2, C2, D2, E2 = raw64(a2, b2, c2, d2, r, k_lo, K, k_lo < k_hi, QT, True)
-        for k0 in range(k_lo, k_hi, 64):
-            nA, nB, nC, nD, nE = raw64(a, b, c, d, r, k0 + 64, K, k0 + 64 < k_hi, QT, True)
+        if PREFETCH == 2:  # the step after: (A_ .. E_)
+            A_, B_, C_, D_, E_ = raw64(a, b, c, d, r, k_lo + 64, K, k_lo + 64 < k_hi, QT, True)
             if GLU:
-                nA2, nB2, nC2, nD2, nE2 = raw64(a2, b2, c2, d2, r, k0 + 64, K, k0 + 64 < k_hi, QT, True)
+                A2_, B2_, C2_, D2_, E2_ = raw64(a2, b2, c2, d2, r, k_lo + 64, K, k_lo + 64 < k_hi, QT, True)
+        for k0 in range(k_lo, k_hi, 64):
+            kn = k0 + 64 * PREFETCH
+            nA, nB, nC, nD, nE = raw64(a, b, c, d, r, kn, K, kn < k_hi, QT, True)
+            if GLU:
+                nA2, nB2, nC2, nD2, nE2 = raw64(a2, b2, c2, d2, r, kn, K, kn < k_hi, QT, True)
             kk = k0 + tl.arange(0, 64)
             xa = tl.load(x + xr[:, None] * sx + kk[None, :], mask=pmask[:, None] & (kk < K)[None, :], other=0.0)
             xa = xa.to(tl.float16)
@@ -167,14 +172,22 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
                 acc = tl.dot(wt, tl.trans(xa), acc)
             else:
                 acc = tl.dot(xa, tl.trans(wt), acc)
-            A, B, C, D, E = nA, nB, nC, nD, nE
             if GLU:
                 wt2 = dq64(A2, B2, C2, D2, E2, k0, QT).to(tl.float16)
                 if SWAP:
                     acc2 = tl.dot(wt2, tl.trans(xa), acc2)
                 else:
                     acc2 = tl.dot(xa, tl.trans(wt2), acc2)
-                A2, B2, C2, D2, E2 = nA2, nB2, nC2, nD2, nE2
+            if PREFETCH == 2:
+                A, B, C, D, E = A_, B_, C_, D_, E_
+                A_, B_, C_, D_, E_ = nA, nB, nC, nD, nE
+                if GLU:
+                    A2, B2, C2, D2, E2 = A2_, B2_, C2_, D2_, E2_
+                    A2_, B2_, C2_, D2_, E2_ = nA2, nB2, nC2, nD2, nE2
+            else:
+                A, B, C, D, E = nA, nB, nC, nD, nE
+                if GLU:
+                    A2, B2, C2, D2, E2 = nA2, nB2, nC2, nD2, nE2
     else:
         for k0 in range(k_lo, k_lo + KS, 64):
             kk = k0 + tl.arange(0, 64)
@@ -260,7 +273,7 @@ def expert_order(ids: torch.Tensor, n_experts: int) -> torch.Tensor:
 
 def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: int, ids: torch.Tensor,
                  aligned=None, glu=None, bm: int = 0, bn: int = 64, warps: int = 4, stages: int = 3,
-                 swap: bool | None = None, splits: int = 1, prefetch: bool = False) -> torch.Tensor:
+                 swap: bool | None = None, splits: int = 1, prefetch: int = 0) -> torch.Tensor:
     """x (T, K) or (T * k, K) f32, a quantized stack (E, N, K) as `parts` of type qtype, ids (T, k) ->
     (T, k, N) f32 through `experts_gemm_kernel`; aligned: `align_pairs(ids, E, bm)` when already made;
     glu: (parts of the up stack, GLU_ACTS code) for act(x Wg^T) * (x Wu^T). swap: the kernel's SWAP, by default
@@ -268,7 +281,7 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
     at 512 tokens 540 -> 381 us gate + up, GPT-OSS's 1,341 -> 1,087; with 64-pair blocks of Q4_K / Q6_K the
     unswapped order was 4-15 % faster). splits (not with glu): K in that many equal chunks of whole 64-blocks (or the
     most up to it that divide K's blocks), each its own programs, their partial products summed after (more
-    programs for a narrow N; the sum's order fixed). prefetch: the kernel's PREFETCH (the same products)."""
+    programs for a narrow N; the sum's order fixed). prefetch: the kernel's PREFETCH, 0-2 steps (the same products)."""
     T, nsel = ids.shape
     bm = bm or block_rows(T * nsel, n_experts)
     swap = bm <= 32 or qtype == 39 if swap is None else swap
@@ -287,7 +300,7 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
     experts_gemm_kernel[(block_e.numel(), triton.cdiv(n, bn), splits)](
         x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, n, k, nsel, x.stride(0), ks, T * nsel * n, QT=qtype,
         BM=bm, BN=bn, PER_TOKEN=x.shape[0] == T and nsel > 1, GLU=glu is not None,
-        ACT=glu[1] if glu is not None else 0, SWAP=bool(swap), PREFETCH=prefetch, num_warps=warps, num_stages=stages)
+        ACT=glu[1] if glu is not None else 0, SWAP=bool(swap), PREFETCH=int(prefetch), num_warps=warps, num_stages=stages)
     return (out[0] if splits == 1 else out.sum(0)).reshape(T, nsel, n)
 
 
