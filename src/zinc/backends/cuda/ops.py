@@ -63,6 +63,11 @@ MATVEC_MAX_ROWS = 4  # up to this many rows a matmul is a fused dequant-matvec, 
 # fused GEMM over dequantized tiles (`kmoe.experts_gemm` with one expert: the weights read once a block of 64 rows),
 # not a whole dequantized copy of the weight and a GEMM: a batched decode step of many sequences, a short prompt
 GEMM_TILES_MAX_ROWS = 128
+# up to this many rows a matmul of a tuned type may instead run as matvecs of MATVEC_MAX_ROWS rows at a time (the
+# weight read once a chunk): a decode step of 5-16 sequences, where the tile GEMM ran ~5x the weight's read time
+# (H100, Qwen3-8B: one sequence 462.9 tok/s, eight together 671.3). Off (MATVEC_MAX_ROWS) until measured; settable
+# for A/B runs (bench/calls/gpu_s43a.sh)
+MATVEC_SPLIT_MAX_ROWS = MATVEC_MAX_ROWS
 # from this many tokens a captured MoE step's expert matvecs launch their (token, expert) pairs expert by expert
 # (`kmoe.expert_order`), an expert's later pairs reading its rows from L2: the kernels checked on the H100 (session
 # 42), the speed not yet measured (Qwen3.5-35B-A3B, 64 sequences: the routed experts' matvecs were 12.4 of 24.9 ms
@@ -252,6 +257,8 @@ class CudaOps(BaseOps):
         lead = x.shape[:-1]
         x2 = x.reshape(-1, w.k).float().contiguous()
         t = x2.shape[0]
+        if self._split_rows(t, w):
+            return torch.cat([self.matmul(c, w) for c in x2.split(MATVEC_MAX_ROWS)]).reshape(*lead, w.rows)
         if not w.quantized:
             if t <= MATVEC_MAX_ROWS and w.dense.numel() <= DENSE_MATVEC_MAX:
                 y = torch.empty((t, w.rows), dtype=torch.float32, device=self.device)
@@ -276,6 +283,10 @@ class CudaOps(BaseOps):
         else:
             y = (x2.half() @ self.dequantize(w, torch.float16).t()).float()
         return y.reshape(*lead, w.rows)
+
+    def _split_rows(self, t: int, w: CudaWeight) -> bool:
+        """Whether a matmul of t rows runs as matvecs of MATVEC_MAX_ROWS rows at a time (MATVEC_SPLIT_MAX_ROWS)."""
+        return MATVEC_MAX_ROWS < t <= MATVEC_SPLIT_MAX_ROWS and not self.exact and w.ggml_type in TUNED_MATVEC
 
     def _tiles_gemm(self, w: CudaWeight, t: int) -> bool:
         """Whether a matmul of t rows is `_gemm_tiles` (see GEMM_TILES_MAX_ROWS)."""
@@ -302,6 +313,9 @@ class CudaOps(BaseOps):
     def matmuls(self, x: torch.Tensor, ws: list[CudaWeight]) -> list[torch.Tensor]:
         """x @ W.T for each weight of one input; two Q4_K / Q6_K weights (Q and K beside a Q6_K V in a Q4_K_M
         file, a Gated DeltaNet's input projections) for a few rows: one launch (`mmvq.matvec_pair`)."""
+        if ws and all(w.k == x.shape[-1] and self._split_rows(x.numel() // w.k, w) for w in ws):
+            parts = [self.matmuls(c, ws) for c in x.reshape(-1, ws[0].k).split(MATVEC_MAX_ROWS)]
+            return [torch.cat([p[i] for p in parts]).reshape(*x.shape[:-1], w.rows) for i, w in enumerate(ws)]
         if (len(ws) == 2 and not self.exact and all(w.quantized and w.ggml_type in STREAM_TYPES for w in ws)
                 and ws[0].k == ws[1].k and x.shape[-1] == ws[0].k):
             lead = x.shape[:-1]
@@ -497,6 +511,9 @@ class CudaOps(BaseOps):
         """act(x W_gate^T) * (x W_up^T); for a few rows of two weights of one tuned type, one kernel."""
         lead = x.shape[:-1]
         x2 = x.reshape(-1, w_gate.k)
+        if self._split_rows(x2.shape[0], w_gate) and w_up.ggml_type == w_gate.ggml_type:
+            return torch.cat([self.matmul_glu(c, w_gate, w_up, act) for c in x2.split(MATVEC_MAX_ROWS)]
+                             ).reshape(*lead, w_gate.rows)
         q80 = self.exact and w_gate.ggml_type == GGMLType.Q8_0  # on the f32 activations (q8_matvec)
         if (not self.exact and self._tiles_gemm(w_gate, x2.shape[0]) and act in kel.GLU_ACTS
                 and w_up.ggml_type == w_gate.ggml_type and w_up.shape == w_gate.shape):
