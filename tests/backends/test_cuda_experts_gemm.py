@@ -107,7 +107,7 @@ def test_experts_gemm_operand_orders(ops, t, swap):
 @pytest.mark.parametrize("t", [T.Q4_K, T.MXFP4, T.Q5_0], ids=lambda t: t.name)
 @pytest.mark.parametrize("pairs_cheaper", [False, True])
 def test_ops_take_the_grouped_gemm(ops, monkeypatch, t, pairs_cheaper):
-    """`CudaOps.matmul_experts` / `matmul_experts_glu` of a prompt (4+ pairs an expert, a type `sub64` reads) are one
+    """`CudaOps.matmul_experts` / `matmul_experts_glu` of a prompt (4+ pairs an expert, a type of `kq.SUB64`) are one
     grouped GEMM each, equal to the NumPy backend's, whether or not the matvec over the pairs is cheaper than the
     per-expert loop; fewer pairs or other types keep the other paths."""
     from zinc.backends.cpu import CpuOps

@@ -79,7 +79,7 @@ def test_matmul_split_rows(ops, ref, monkeypatch, t, rows):
 @pytest.mark.parametrize("t", QUANTS[:3] + [GGMLType.MXFP4], ids=lambda t: t.name)
 @pytest.mark.parametrize("rows", [5, 33, 70])
 def test_matmul_tiles_gemm(ops, ref, t, rows):
-    """5-128 rows of a `kq.sub64` type: one GEMM over dequantized tiles (`CudaOps._gemm_tiles`; a batched decode
+    """5-128 rows of a `kq.SUB64` type: one GEMM over dequantized tiles (`CudaOps._gemm_tiles`; a batched decode
     step), the matmul and the gate / up GLU, against the NumPy backend."""
     k = 288 if t == GGMLType.Q8_0 else 512
     wg, wu = weight(t, (37, k), rows), weight(t, (37, k), rows + 1)

@@ -33,7 +33,6 @@ its request's sampler settings on the device (`kernels/sample.py`), without wait
 
 from __future__ import annotations
 
-import math
 import weakref
 from typing import Any, Iterable
 
@@ -43,7 +42,6 @@ import torch.nn.functional as F
 import triton
 
 from zinc.backends.base import BaseOps, QTensor, RopeParams
-from zinc.backends.cpu.ops import imrope_text_mask, yarn_corr_dims
 from zinc.backends.cuda.kernels import attention as kattn
 from zinc.backends.cuda.kernels import elementwise as kel
 from zinc.backends.cuda.kernels import flash as kflash
@@ -59,9 +57,10 @@ from zinc.gguf.constants import GGMLType
 
 _DTYPES = {"f32": torch.float32, "f16": torch.float16, "i32": torch.int32, "i8": torch.int8}
 MATVEC_MAX_ROWS = 4  # up to this many rows a matmul is a fused dequant-matvec, past it dequant + GEMM
-# from MATVEC_MAX_ROWS + 1 to this many rows a matmul of a type `kq.sub64` reads (Q4_K, Q6_K, Q8_0, MXFP4) is one
-# fused GEMM over dequantized tiles (`kmoe.experts_gemm` with one expert: the weights read once a block of 64 rows),
-# not a whole dequantized copy of the weight and a GEMM: a batched decode step of many sequences, a short prompt
+# from MATVEC_MAX_ROWS + 1 to this many rows a matmul of a type the tiles read (`kq.SUB64`: Q4_K, Q6_K, Q8_0,
+# MXFP4) is one fused GEMM over dequantized tiles (`kmoe.experts_gemm` with one expert: the weights read once a block
+# of 64 rows), not a whole dequantized copy of the weight and a GEMM: a batched decode step of many sequences, a short
+# prompt
 GEMM_TILES_MAX_ROWS = 128
 # up to this many rows a matmul of a tuned type may instead run as matvecs of MATVEC_MAX_ROWS rows at a time (the
 # weight read once a chunk): a decode step of 5-16 sequences, where the tile GEMM ran ~5x the weight's read time
@@ -596,7 +595,7 @@ class CudaOps(BaseOps):
         key = (p, None if freq_factors is None else freq_factors.data_ptr())
         hit = self._rope.get(key)
         if hit is None:  # the entry holds the factors tensor: its address is not reused while the key lives
-            hit = self._rope[key] = (*rope_factors(p, None if freq_factors is None else self.to_numpy(freq_factors),
+            hit = self._rope[key] = (*kel.rope_factors(p, None if freq_factors is None else self.to_numpy(freq_factors),
                                                    self.device), freq_factors)
         return hit[:2]
 
@@ -791,28 +790,3 @@ class CudaOps(BaseOps):
 
             self._graphs = StepGraphs(self)
         return self._graphs if self._graphs.capturable(forward, cfg, weights, batch) else None
-
-
-def rope_factors(p: RopeParams, freq_factors: np.ndarray | None, device) -> tuple[torch.Tensor, float]:
-    """(c (n_dims/2,) f32 on the device, mscale): rope_cache's angles as pos * c[i]."""
-    half = p.n_dims // 2
-    c = np.empty(half, np.float32)
-    t = np.float32(1.0)
-    ts = np.power(np.float32(p.freq_base), np.float32(-2.0) / np.float32(p.n_dims))
-    for i in range(half):
-        c[i] = t
-        t = np.float32(t * ts)
-    if p.mode == "imrope":
-        c = c * imrope_text_mask(p.sections, half)
-    if freq_factors is not None:
-        c = c / freq_factors[:half].astype(np.float32)
-    mscale = float(p.attn_factor)
-    interp = np.float32(p.freq_scale) * c
-    if p.ext_factor != 0.0:
-        lo, hi = yarn_corr_dims(p)
-        y = (np.arange(half, dtype=np.float32) - lo) / np.float32(max(0.001, hi - lo))
-        ramp = (1 - np.minimum(1, np.maximum(0, y))) * np.float32(p.ext_factor)
-        interp = interp * (1 - ramp) + c * ramp
-        mscale *= 1.0 + 0.1 * math.log(1.0 / p.freq_scale)
-    return torch.from_numpy(interp.astype(np.float32)).to(device), mscale
-

@@ -4,11 +4,15 @@ in one launch) and the GLU activations. Inputs are contiguous f32; every kernel 
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import torch
 import triton
 import triton.language as tl
 
-from zinc.backends.base import Q8Cells
+from zinc.backends.base import Q8Cells, RopeParams
+from zinc.backends.cpu.ops import imrope_text_mask, yarn_corr_dims
 from zinc.backends.cuda.kernels import kvq8
 
 
@@ -325,3 +329,28 @@ def greedy_next(logits, tokens, pos, chosen, count, block: int = 0) -> None:
     argmax_part_kernel[(parts,)](logits, n, best, where, BLOCK=block, num_warps=min(8, max(1, block // 512)))
     greedy_next_kernel[(1,)](best, where, parts, n, tokens, pos, chosen, count,
                              NP=max(16, triton.next_power_of_2(parts)), num_warps=4)
+
+
+def rope_factors(p: RopeParams, freq_factors: np.ndarray | None, device) -> tuple[torch.Tensor, float]:
+    """(c (n_dims/2,) f32 on the device, mscale): rope_cache's angles as pos * c[i], the table `rope` / `rope_qk` take."""
+    half = p.n_dims // 2
+    c = np.empty(half, np.float32)
+    t = np.float32(1.0)
+    ts = np.power(np.float32(p.freq_base), np.float32(-2.0) / np.float32(p.n_dims))
+    for i in range(half):
+        c[i] = t
+        t = np.float32(t * ts)
+    if p.mode == "imrope":
+        c = c * imrope_text_mask(p.sections, half)
+    if freq_factors is not None:
+        c = c / freq_factors[:half].astype(np.float32)
+    mscale = float(p.attn_factor)
+    interp = np.float32(p.freq_scale) * c
+    if p.ext_factor != 0.0:
+        lo, hi = yarn_corr_dims(p)
+        y = (np.arange(half, dtype=np.float32) - lo) / np.float32(max(0.001, hi - lo))
+        ramp = (1 - np.minimum(1, np.maximum(0, y))) * np.float32(p.ext_factor)
+        interp = interp * (1 - ramp) + c * ramp
+        mscale *= 1.0 + 0.1 * math.log(1.0 / p.freq_scale)
+    return torch.from_numpy(interp.astype(np.float32)).to(device), mscale
+

@@ -14,7 +14,7 @@ import triton
 import triton.language as tl
 
 from zinc.backends.cuda.kernels.elementwise import glu_act
-from zinc.backends.cuda.kernels.quant import dq64, raw64, sub64
+from zinc.backends.cuda.kernels.quant import dq64, raw64
 
 GATINGS = {"softmax": 0, "sigmoid": 1, "softmax_weight": 2}
 
@@ -114,13 +114,24 @@ def weighted_sum(x: torch.Tensor, w: torch.Tensor, shared: torch.Tensor | None =
 
 
 @triton.jit
+def _mma(wt, xa, acc, SWAP: tl.constexpr):
+    """acc + one step's products of a weight tile wt (BN, 64) and x tile xa (BM, 64): (BN, BM) with SWAP (the weight
+    the dot's first operand), else (BM, BN)."""
+    if SWAP:
+        acc = tl.dot(wt, tl.trans(xa), acc)
+    else:
+        acc = tl.dot(xa, tl.trans(wt), acc)
+    return acc
+
+
+@triton.jit
 def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K, NSEL, sx, KS, so,
                         QT: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, PER_TOKEN: tl.constexpr,
                         GLU: tl.constexpr, ACT: tl.constexpr, SWAP: tl.constexpr, PREFETCH: tl.constexpr = 0):
     """Grouped expert GEMM, one launch for every expert hit: program (m, n) takes the BM (token, slot) pairs
     pairs[m * BM ...] (-1: padding) that all chose expert block_e[m] (-1: an unused block) and computes columns
     n * BN ... of their x @ W_e^T (x row: the pair's token with PER_TOKEN, else the pair itself), each of the
-    expert's weight tiles dequantized once (`quant.sub64`: Q4_K, Q6_K, Q8_0, MXFP4; f16 operands, f32
+    expert's weight tiles dequantized once (`quant.raw64` / `dq64`: Q4_K, Q6_K, Q8_0, MXFP4; f16 operands, f32
     accumulation). GLU: a second weight (a2..d2) of the same type and shape, out = act(x W^T) * (x W2^T).
     out (pairs, N) f32, row = pair id. SWAP: the products as W x^T (the weight tile the dot's first operand), out
     stored transposed. Split K: program (m, n, s) sums columns s * KS ... (s + 1) * KS - 1 of K (KS a multiple of 64
@@ -150,60 +161,40 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
         acc2 = tl.zeros([BM, BN], tl.float32)
     k_lo = tl.program_id(2) * KS
     out += tl.program_id(2).to(tl.int64) * so
-    if PREFETCH > 0:
-        k_hi = k_lo + KS
+    k_hi = k_lo + KS
+    if PREFETCH > 0:  # (A .. E): the next step's weight bytes; with 2, (A_ .. E_) the one after
         A, B, C, D, E = raw64(a, b, c, d, r, k_lo, K, k_lo < k_hi, QT, True)
         if GLU:
             A2, B2, C2, D2, E2 = raw64(a2, b2, c2, d2, r, k_lo, K, k_lo < k_hi, QT, True)
-        if PREFETCH == 2:  # the step after: (A_ .. E_)
-            A_, B_, C_, D_, E_ = raw64(a, b, c, d, r, k_lo + 64, K, k_lo + 64 < k_hi, QT, True)
+    if PREFETCH == 2:
+        A_, B_, C_, D_, E_ = raw64(a, b, c, d, r, k_lo + 64, K, k_lo + 64 < k_hi, QT, True)
+        if GLU:
+            A2_, B2_, C2_, D2_, E2_ = raw64(a2, b2, c2, d2, r, k_lo + 64, K, k_lo + 64 < k_hi, QT, True)
+    for k0 in range(k_lo, k_hi, 64):
+        kn = k0 + 64 * PREFETCH  # the step whose bytes load now (this one without PREFETCH: unmasked, as before)
+        nA, nB, nC, nD, nE = raw64(a, b, c, d, r, kn, K, kn < k_hi, QT, PREFETCH > 0)
+        if GLU:
+            nA2, nB2, nC2, nD2, nE2 = raw64(a2, b2, c2, d2, r, kn, K, kn < k_hi, QT, PREFETCH > 0)
+        if PREFETCH == 0:
+            A, B, C, D, E = nA, nB, nC, nD, nE
             if GLU:
-                A2_, B2_, C2_, D2_, E2_ = raw64(a2, b2, c2, d2, r, k_lo + 64, K, k_lo + 64 < k_hi, QT, True)
-        for k0 in range(k_lo, k_hi, 64):
-            kn = k0 + 64 * PREFETCH
-            nA, nB, nC, nD, nE = raw64(a, b, c, d, r, kn, K, kn < k_hi, QT, True)
+                A2, B2, C2, D2, E2 = nA2, nB2, nC2, nD2, nE2
+        kk = k0 + tl.arange(0, 64)
+        xa = tl.load(x + xr[:, None] * sx + kk[None, :], mask=pmask[:, None] & (kk < K)[None, :], other=0.0)
+        xa = xa.to(tl.float16)
+        acc = _mma(dq64(A, B, C, D, E, k0, QT).to(tl.float16), xa, acc, SWAP)
+        if GLU:
+            acc2 = _mma(dq64(A2, B2, C2, D2, E2, k0, QT).to(tl.float16), xa, acc2, SWAP)
+        if PREFETCH == 2:
+            A, B, C, D, E = A_, B_, C_, D_, E_
+            A_, B_, C_, D_, E_ = nA, nB, nC, nD, nE
             if GLU:
-                nA2, nB2, nC2, nD2, nE2 = raw64(a2, b2, c2, d2, r, kn, K, kn < k_hi, QT, True)
-            kk = k0 + tl.arange(0, 64)
-            xa = tl.load(x + xr[:, None] * sx + kk[None, :], mask=pmask[:, None] & (kk < K)[None, :], other=0.0)
-            xa = xa.to(tl.float16)
-            wt = dq64(A, B, C, D, E, k0, QT).to(tl.float16)
-            if SWAP:
-                acc = tl.dot(wt, tl.trans(xa), acc)
-            else:
-                acc = tl.dot(xa, tl.trans(wt), acc)
+                A2, B2, C2, D2, E2 = A2_, B2_, C2_, D2_, E2_
+                A2_, B2_, C2_, D2_, E2_ = nA2, nB2, nC2, nD2, nE2
+        elif PREFETCH == 1:
+            A, B, C, D, E = nA, nB, nC, nD, nE
             if GLU:
-                wt2 = dq64(A2, B2, C2, D2, E2, k0, QT).to(tl.float16)
-                if SWAP:
-                    acc2 = tl.dot(wt2, tl.trans(xa), acc2)
-                else:
-                    acc2 = tl.dot(xa, tl.trans(wt2), acc2)
-            if PREFETCH == 2:
-                A, B, C, D, E = A_, B_, C_, D_, E_
-                A_, B_, C_, D_, E_ = nA, nB, nC, nD, nE
-                if GLU:
-                    A2, B2, C2, D2, E2 = A2_, B2_, C2_, D2_, E2_
-                    A2_, B2_, C2_, D2_, E2_ = nA2, nB2, nC2, nD2, nE2
-            else:
-                A, B, C, D, E = nA, nB, nC, nD, nE
-                if GLU:
-                    A2, B2, C2, D2, E2 = nA2, nB2, nC2, nD2, nE2
-    else:
-        for k0 in range(k_lo, k_lo + KS, 64):
-            kk = k0 + tl.arange(0, 64)
-            xa = tl.load(x + xr[:, None] * sx + kk[None, :], mask=pmask[:, None] & (kk < K)[None, :], other=0.0)
-            xa = xa.to(tl.float16)
-            wt = sub64(a, b, c, d, r, k0, K, QT).to(tl.float16)
-            if SWAP:
-                acc = tl.dot(wt, tl.trans(xa), acc)
-            else:
-                acc = tl.dot(xa, tl.trans(wt), acc)
-            if GLU:
-                wt2 = sub64(a2, b2, c2, d2, r, k0, K, QT).to(tl.float16)
-                if SWAP:
-                    acc2 = tl.dot(wt2, tl.trans(xa), acc2)
-                else:
-                    acc2 = tl.dot(xa, tl.trans(wt2), acc2)
+                A2, B2, C2, D2, E2 = nA2, nB2, nC2, nD2, nE2
     if GLU:
         acc = glu_act(acc, acc2, ACT)
     if SWAP:

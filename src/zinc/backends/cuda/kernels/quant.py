@@ -175,19 +175,21 @@ def _small_f16(q, bias: tl.constexpr):
 
 
 @triton.jit
-def sub64(a, b, c, d, r, k0, K, QT: tl.constexpr):
-    """Values k0 .. k0 + 63 (k0 a multiple of 64) of rows r (BN,) int64 of a Q4_K, Q6_K, Q8_0 or MXFP4 weight ->
-    (BN, 64) (Q4_K, Q6_K: f16, the ints from their bits and times the f16-rounded scales, `_small_f16`; Q8_0, MXFP4:
-    f32), built as (BN, 2, 32) halves (values past K: 0): the GEMM tile of `kernels.moe.experts_gemm`, small enough to
-    stay in registers where `_tile`'s whole super-block does not. `raw64`'s loads, then `dq64`'s math."""
-    A, B, C, D, E = raw64(a, b, c, d, r, k0, K, True, QT, False)
-    return dq64(A, B, C, D, E, k0, QT)
+def _ld(p, ok, MASKED: tl.constexpr):
+    """tl.load(p), only where the scalar ok holds (else 0) with MASKED."""
+    if MASKED:
+        v = tl.load(p, mask=ok, other=0)
+    else:
+        v = tl.load(p)
+    return v
 
 
 @triton.jit
 def raw64(a, b, c, d, r, k0, K, ok, QT: tl.constexpr, MASKED: tl.constexpr):
-    """The stored bytes `dq64` makes `sub64`'s tile of (five tensors, as loaded; unused ones repeat one). MASKED: the
-    loads only where the scalar ok holds (else 0): a load ahead of the loop's step, past its range on the last."""
+    """The stored bytes of values k0 .. k0 + 63 (k0 a multiple of 64) of rows r (BN,) int64 of a Q4_K, Q6_K, Q8_0 or
+    MXFP4 weight, as loaded (five tensors, unused ones repeating one), that `dq64` makes the GEMM tile of
+    `kernels.moe.experts_gemm` from. MASKED: the loads only where the scalar ok holds (else 0): a load ahead of the
+    loop's step, past its range on the last."""
     h = tl.arange(0, 2)[None, :, None]
     l = tl.arange(0, 32)[None, None, :]
     rr = r[:, None, None]
@@ -196,32 +198,16 @@ def raw64(a, b, c, d, r, k0, K, ok, QT: tl.constexpr, MASKED: tl.constexpr):
     if QT == 12:  # Q4_K: 32 nibble bytes hold sub-blocks 2j (low) and 2j + 1 (high); their scales, mins; d, dmin
         so = rr * (K // 32) + kb * 8 + 2 * j + h
         dp = d + rr * (K // 128) + kb * 2
-        if MASKED:
-            A = tl.load(a + rr * (K // 2) + kb * 128 + j * 32 + l, mask=ok, other=0)
-            B = tl.load(b + so, mask=ok, other=0)
-            C = tl.load(c + so, mask=ok, other=0)
-            D = tl.load(dp, mask=ok, other=0)
-            E = tl.load(dp + 1, mask=ok, other=0)
-        else:
-            A = tl.load(a + rr * (K // 2) + kb * 128 + j * 32 + l)
-            B = tl.load(b + so)
-            C = tl.load(c + so)
-            D = tl.load(dp)
-            E = tl.load(dp + 1)
+        A = _ld(a + rr * (K // 2) + kb * 128 + j * 32 + l, ok, MASKED)
+        B = _ld(b + so, ok, MASKED)
+        C = _ld(c + so, ok, MASKED)
+        D = _ld(dp, ok, MASKED)
+        E = _ld(dp + 1, ok, MASKED)
     elif QT == 14:  # Q6_K: half j // 2 of the super-block: low nibbles, high bits, 16-value scales; d
-        pl = a + rr * (K // 2) + kb * 128 + (j // 2) * 64 + h * 32 + l
-        ph = b + rr * (K // 4) + kb * 64 + (j // 2) * 32 + l
-        ps = c + rr * (K // 16) + kb * 16 + j * 4 + h * 2 + l // 16
-        if MASKED:
-            A = tl.load(pl, mask=ok, other=0)
-            B = tl.load(ph, mask=ok, other=0)
-            C = tl.load(ps, mask=ok, other=0)
-            D = tl.load(d + rr * (K // 256) + kb, mask=ok, other=0)
-        else:
-            A = tl.load(pl)
-            B = tl.load(ph)
-            C = tl.load(ps)
-            D = tl.load(d + rr * (K // 256) + kb)
+        A = _ld(a + rr * (K // 2) + kb * 128 + (j // 2) * 64 + h * 32 + l, ok, MASKED)
+        B = _ld(b + rr * (K // 4) + kb * 64 + (j // 2) * 32 + l, ok, MASKED)
+        C = _ld(c + rr * (K // 16) + kb * 16 + j * 4 + h * 2 + l // 16, ok, MASKED)
+        D = _ld(d + rr * (K // 256) + kb, ok, MASKED)
         E = D
     else:  # Q8_0 (blocks k0 / 32 + h: bytes, scale) or MXFP4 (byte i of a block: values i and i + 16; exponent)
         blk = k0 // 32 + h
@@ -241,7 +227,9 @@ def raw64(a, b, c, d, r, k0, K, ok, QT: tl.constexpr, MASKED: tl.constexpr):
 
 @triton.jit
 def dq64(A, B, C, D, E, k0, QT: tl.constexpr):
-    """`sub64`'s (BN, 64) tile from `raw64`'s bytes of the same k0."""
+    """The (BN, 64) GEMM tile from `raw64`'s bytes of the same k0, built as (BN, 2, 32) halves (values past K: 0):
+    Q4_K, Q6_K f16 (the ints from their bits, `_small_f16`, times the f16-rounded scales), Q8_0, MXFP4 f32. Small
+    enough to stay in registers where `_tile`'s whole super-block does not."""
     h = tl.arange(0, 2)[None, :, None]
     l = tl.arange(0, 32)[None, None, :]
     j = (k0 % 256) // 64
@@ -261,7 +249,7 @@ def dq64(A, B, C, D, E, k0, QT: tl.constexpr):
     return tl.reshape(w, (A.shape[0], 64))
 
 
-SUB64 = frozenset({12, 14, 8, 39})  # ggml types `sub64` reads
+SUB64 = frozenset({12, 14, 8, 39})  # ggml types `raw64` / `dq64` read
 
 
 @triton.jit
