@@ -151,18 +151,17 @@ def attention_config(cells: int, wide: bool = False) -> tuple[int, int, int, int
     return splits, bs, rest[0] if rest else kattn.STAGES, rest[1] if len(rest) > 1 else None
 
 
-def tiles_shape(n: int, k: int, qtype: int, glu: bool) -> tuple[int, int, bool | None]:
-    """`CudaOps._gemm_tiles`'s (columns a program, splits of K, swap) for an (n, k) weight: enough programs for the
-    132 SMs where N is narrow or K deep. H100, 64 rows, Qwen3-8B Q4_K_M's shapes (bench/cuda_tiles_gemm_bench.py,
-    session 42; before: 64 columns, no split, swapped up to 32-row blocks): gate + up 133.5 -> 127.7 us swapped;
-    down (K 12,288) Q4_K 153.9 -> 61.2, Q6_K 228.6 -> 82.5 with 8 splits; K / V (N 1,024) Q4_K 80.9 -> 30.2, Q6_K
-    98.8 -> 25.0 with 8 splits (16 columns and 4 splits: 23.1 / 29.3 at 64 rows, but 58.0 against 26.4 at 128);
-    Q / O (4,096 x 4,096) 54.6 -> 47.8 (32 columns; splits lost there)."""
+def tiles_shape(n: int, k: int, rows: int, glu: bool) -> tuple[int, int, bool | None]:
+    """`CudaOps._gemm_tiles`'s (columns a program, splits of K, swap) for an (n, k) weight at `rows` rows: enough
+    programs for the 132 SMs. H100, Qwen3-8B Q4_K_M's shapes, µs at 16 / 64 / 128 rows (bench/cuda_tiles_gemm_bench.py,
+    session 43; session 42 had 32 columns unsplit for Q / O, 64 swapped for gate + up): every plain weight 64 columns
+    in 8 K-splits, Q / O (4,096 x 4,096) 47.8 -> 31.4 at 64 rows (35.1 at 16, 46.2 at 128; the splits of down (K
+    12,288) and K / V (N 1,024) as session 42 chose them: 82.5 / 61.2 and 23.4 / 18.5 at 64); the GLU pair (no splits:
+    the activation needs whole sums) 32 columns unswapped up to 64 rows (gate + up 127.7 -> 113.7 at 64) and 64
+    swapped past them (162.1 at 128, where 32 unswapped took 203)."""
     if glu:
-        return 64, 1, True
-    if k >= 8192 or n <= 2048:
-        return 64, 8, None
-    return 32, 1, None
+        return (32, 1, False) if rows <= 64 else (64, 1, True)
+    return 64, 8, None
 
 
 class CudaOps(BaseOps):
@@ -305,7 +304,7 @@ class CudaOps(BaseOps):
                                                                                                device=self.device))
         ids = aligned[1][:1].expand(t, 1)  # (only its shape is read)
         g = None if glu is None else (glu[0].parts, kel.GLU_ACTS[glu[1]])
-        bn, splits, swap = tiles_shape(w.rows, w.k, int(w.ggml_type), glu is not None)
+        bn, splits, swap = tiles_shape(w.rows, w.k, t, glu is not None)
         return kmoe.experts_gemm(x2, w.parts, int(w.ggml_type), 1, w.rows, w.k, ids, aligned, glu=g, bm=bm, bn=bn,
                                  splits=splits, swap=swap, prefetch=TILES_PREFETCH)[:, 0]
 
