@@ -50,32 +50,6 @@ def test_matmul(ops, ref, t, rows):
     assert got.shape == want.shape and rel(got, want) < tol
 
 
-@pytest.mark.parametrize("t", QUANTS[:3], ids=lambda t: t.name)
-@pytest.mark.parametrize("rows", [5, 13])
-def test_matmul_split_rows(ops, ref, monkeypatch, t, rows):
-    """5-16 rows of a tuned type as matvecs of 4 rows at a time (MATVEC_SPLIT_MAX_ROWS raised from its default):
-    matmul, the GLU and a pair of weights give each chunk's own matvec bit for bit, and the NumPy products within the
-    8-bit activations' error."""
-    from zinc.backends.cuda import ops as cuda_ops
-
-    monkeypatch.setattr(cuda_ops, "MATVEC_SPLIT_MAX_ROWS", 16)
-    k = 288 if t == GGMLType.Q8_0 else 512
-    wg, wu = weight(t, (37, k), rows), weight(t, (37, k), rows + 1)
-    dg, du = ops.upload(wg), ops.upload(wu)
-    x = np.random.default_rng(300 + rows).standard_normal((rows, k)).astype(np.float32)
-    chunks = [ops.from_numpy(x[i:i + 4]) for i in range(0, rows, 4)]
-    got = ops.matmul(ops.from_numpy(x), dg)
-    assert torch.equal(got, torch.cat([ops.matmul(c, dg) for c in chunks]))
-    assert rel(ops.to_numpy(got), ref.matmul(x, ref.upload(wg))) < 2e-2
-    got = ops.matmul_glu(ops.from_numpy(x), dg, du, "silu")
-    assert torch.equal(got, torch.cat([ops.matmul_glu(c, dg, du, "silu") for c in chunks]))
-    assert rel(ops.to_numpy(got), ref.matmul_glu(x, ref.upload(wg), ref.upload(wu), "silu")) < 2e-2
-    pair = ops.matmuls(ops.from_numpy(x), [dg, du])
-    each = [ops.matmuls(c, [dg, du]) for c in chunks]
-    assert all(torch.equal(pair[i], torch.cat([e[i] for e in each])) for i in range(2))
-    assert rel(ops.to_numpy(pair[1]), ref.matmul(x, ref.upload(wu))) < 2e-2
-
-
 @pytest.mark.parametrize("t", QUANTS[:3] + [GGMLType.MXFP4], ids=lambda t: t.name)
 @pytest.mark.parametrize("rows", [5, 33, 70])
 def test_matmul_tiles_gemm(ops, ref, t, rows):
@@ -95,14 +69,6 @@ def test_matmul_tiles_gemm(ops, ref, t, rows):
     for splits in (2, 4):
         got = kmoe.experts_gemm(dx, dg.parts, int(t), 1, 37, k, ids, bm=16, bn=32, splits=splits)[:, 0]
         assert rel(ops.to_numpy(got), ref.matmul(x, ref.upload(wg))) < 2e-3
-    # each step's weight bytes loaded one or two steps ahead (PREFETCH): the same products, plain (whole K, and K in
-    # two splits where K is whole 64-steps) and GLU
-    for splits, glu in ((1, None), (2, None), (1, (du.parts, 0))):
-        kw = dict(bm=16, bn=32, splits=splits, glu=glu)
-        plain = kmoe.experts_gemm(dx, dg.parts, int(t), 1, 37, k, ids, **kw)
-        assert torch.isfinite(plain).all()
-        for ahead in (1, 2):
-            assert torch.equal(kmoe.experts_gemm(dx, dg.parts, int(t), 1, 37, k, ids, prefetch=ahead, **kw), plain)
 
 
 @pytest.mark.parametrize("n,k,rows", [(37, 288, 1), (5, 4128, 3), (130, 1024, 4), (1, 32, 2)])

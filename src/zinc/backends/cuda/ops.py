@@ -62,21 +62,12 @@ MATVEC_MAX_ROWS = 4  # up to this many rows a matmul is a fused dequant-matvec, 
 # of 64 rows), not a whole dequantized copy of the weight and a GEMM: a batched decode step of many sequences, a short
 # prompt
 GEMM_TILES_MAX_ROWS = 128
-# up to this many rows a matmul of a tuned type may instead run as matvecs of MATVEC_MAX_ROWS rows at a time (the
-# weight read once a chunk): a decode step of 5-16 sequences, where the tile GEMM ran ~5x the weight's read time
-# (H100, Qwen3-8B: one sequence 462.9 tok/s, eight together 671.3). Off (MATVEC_MAX_ROWS) until measured; settable
-# for A/B runs (bench/calls/gpu_s43a.sh)
-MATVEC_SPLIT_MAX_ROWS = MATVEC_MAX_ROWS
 # from this many tokens a captured MoE step's expert matvecs launch their (token, expert) pairs expert by expert
 # (`kmoe.expert_order`), an expert's later pairs reading its rows from L2: the kernels checked on the H100 (session
 # 42), the speed not yet measured (Qwen3.5-35B-A3B, 64 sequences: the routed experts' matvecs were 12.4 of 24.9 ms
 # a step, each hit expert read ~2.3 times), so off until it is (MATVEC_MAX_ROWS + 1 turns it on past decode's few
 # rows). Settable for A/B runs (bench/cuda_step_profile.py --expert-order-min; bench/calls/gpu_s43a.sh)
 EXPERT_ORDER_MIN_TOKENS = 1 << 30
-# `_gemm_tiles` with each step's weight bytes loaded this many steps ahead (`kmoe.experts_gemm(prefetch=...)`, 0-2):
-# the same products; off until measured (session 42 built it without a GPU left: the tile GEMM at 64 rows looked
-# bound by the wait for its scale bytes each step). Settable for A/B runs (bench/calls/gpu_s43a.sh)
-TILES_PREFETCH = 0
 DENSE_MATVEC_MAX = 1 << 24  # float weights up to this many values take `kgm.dense_matvec` at those rows
 QX_KEEP = 2  # quantized matmul inputs remembered (CudaOps._quantized)
 TUNED_MATVEC = frozenset({GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0})  # kernels/mmvq.py; others: generic
@@ -255,8 +246,6 @@ class CudaOps(BaseOps):
         lead = x.shape[:-1]
         x2 = x.reshape(-1, w.k).float().contiguous()
         t = x2.shape[0]
-        if self._split_rows(t, w):
-            return torch.cat([self.matmul(c, w) for c in x2.split(MATVEC_MAX_ROWS)]).reshape(*lead, w.rows)
         if not w.quantized:
             if t <= MATVEC_MAX_ROWS and w.dense.numel() <= DENSE_MATVEC_MAX:
                 y = torch.empty((t, w.rows), dtype=torch.float32, device=self.device)
@@ -282,10 +271,6 @@ class CudaOps(BaseOps):
             y = (x2.half() @ self.dequantize(w, torch.float16).t()).float()
         return y.reshape(*lead, w.rows)
 
-    def _split_rows(self, t: int, w: CudaWeight) -> bool:
-        """Whether a matmul of t rows runs as matvecs of MATVEC_MAX_ROWS rows at a time (MATVEC_SPLIT_MAX_ROWS)."""
-        return MATVEC_MAX_ROWS < t <= MATVEC_SPLIT_MAX_ROWS and not self.exact and w.ggml_type in TUNED_MATVEC
-
     def _tiles_gemm(self, w: CudaWeight, t: int) -> bool:
         """Whether a matmul of t rows is `_gemm_tiles` (see GEMM_TILES_MAX_ROWS)."""
         return MATVEC_MAX_ROWS < t <= GEMM_TILES_MAX_ROWS and w.quantized and int(w.ggml_type) in kq.SUB64
@@ -306,14 +291,11 @@ class CudaOps(BaseOps):
         g = None if glu is None else (glu[0].parts, kel.GLU_ACTS[glu[1]])
         bn, splits, swap = tiles_shape(w.rows, w.k, t, glu is not None)
         return kmoe.experts_gemm(x2, w.parts, int(w.ggml_type), 1, w.rows, w.k, ids, aligned, glu=g, bm=bm, bn=bn,
-                                 splits=splits, swap=swap, prefetch=TILES_PREFETCH)[:, 0]
+                                 splits=splits, swap=swap)[:, 0]
 
     def matmuls(self, x: torch.Tensor, ws: list[CudaWeight]) -> list[torch.Tensor]:
         """x @ W.T for each weight of one input; two Q4_K / Q6_K weights (Q and K beside a Q6_K V in a Q4_K_M
         file, a Gated DeltaNet's input projections) for a few rows: one launch (`mmvq.matvec_pair`)."""
-        if ws and all(w.k == x.shape[-1] and self._split_rows(x.numel() // w.k, w) for w in ws):
-            parts = [self.matmuls(c, ws) for c in x.reshape(-1, ws[0].k).split(MATVEC_MAX_ROWS)]
-            return [torch.cat([p[i] for p in parts]).reshape(*x.shape[:-1], w.rows) for i, w in enumerate(ws)]
         if (len(ws) == 2 and not self.exact and all(w.quantized and w.ggml_type in STREAM_TYPES for w in ws)
                 and ws[0].k == ws[1].k and x.shape[-1] == ws[0].k):
             lead = x.shape[:-1]
@@ -373,7 +355,7 @@ class CudaOps(BaseOps):
             out = torch.empty((T, nsel, n), dtype=torch.float32, device=self.device)
             if w.ggml_type in MMVQ_EXPERTS and not self.exact:  # x (T, K) or (T * k, K) on 8 bits
                 mmvq.matvec_experts(self._quantized(x, x.reshape(-1, w.k)), w.parts, int(w.ggml_type), n, w.k,
-                                    ids, out, order=self._expert_order(ids, E))
+                                    ids, out, order=self._expert_order(ids))
             else:
                 kgm.matvec_experts(x, w.parts, int(w.ggml_type), n, w.k, ids, out)
             return out
@@ -399,10 +381,10 @@ class CudaOps(BaseOps):
         out = torch.empty((T, nsel, n), dtype=torch.float32, device=self.device)
         mmvq.matvec_experts(self._quantized(x, x.reshape(-1, w_gate.k)), w_gate.parts, int(w_gate.ggml_type), n,
                             w_gate.k, ids.contiguous(), out, glu=(w_up.parts, kel.GLU_ACTS[act]),
-                            order=self._expert_order(ids, w_gate.shape[0]))
+                            order=self._expert_order(ids))
         return out
 
-    def _expert_order(self, ids: torch.Tensor, n_experts: int) -> torch.Tensor | None:
+    def _expert_order(self, ids: torch.Tensor) -> torch.Tensor | None:
         """`kmoe.expert_order` of a selection of EXPERT_ORDER_MIN_TOKENS tokens or more (a step of many sequences:
         its pairs launched expert by expert), made once for a layer's gate / up and down; None for fewer tokens (a
         token's experts differ: nothing to share)."""
@@ -410,7 +392,7 @@ class CudaOps(BaseOps):
             return None
         hit = self._order
         if hit is None or hit[0] is not ids:
-            hit = self._order = (ids, kmoe.expert_order(ids, n_experts))
+            hit = self._order = (ids, kmoe.expert_order(ids))
         return hit[1]
 
     def _gemm_experts(self, w: CudaWeight, pairs: int) -> bool:
@@ -509,9 +491,6 @@ class CudaOps(BaseOps):
         """act(x W_gate^T) * (x W_up^T); for a few rows of two weights of one tuned type, one kernel."""
         lead = x.shape[:-1]
         x2 = x.reshape(-1, w_gate.k)
-        if self._split_rows(x2.shape[0], w_gate) and w_up.ggml_type == w_gate.ggml_type:
-            return torch.cat([self.matmul_glu(c, w_gate, w_up, act) for c in x2.split(MATVEC_MAX_ROWS)]
-                             ).reshape(*lead, w_gate.rows)
         q80 = self.exact and w_gate.ggml_type == GGMLType.Q8_0  # on the f32 activations (q8_matvec)
         if (not self.exact and self._tiles_gemm(w_gate, x2.shape[0]) and act in kel.GLU_ACTS
                 and w_up.ggml_type == w_gate.ggml_type and w_up.shape == w_gate.shape):

@@ -493,7 +493,7 @@ def matvec_experts(xqt, parts, qtype: int, n: int, k: int, ids: torch.Tensor, ou
     (x . U_e), U_e's rows at e * expert_rows + offset of the up stack (a fused gate_up stack: pass the same
     parts, expert_rows 2n, offset n). bias: (E * expert_rows,) f32 arrays added before the activation,
     one (plain) or (gate bias, up bias) (with glu; the up bias indexed like U's rows). order:
-    `moe.expert_order(ids, E)`, the pairs launched expert by expert (the same products).
+    `moe.expert_order(ids)`, the pairs launched expert by expert (the same products).
     """
     xq, xd, xs = xqt
     t, nsel = ids.shape

@@ -254,7 +254,7 @@ def launch(xqt, wa: tuple, wb: tuple | None, qtype: int, n: int, k: int, out, cf
            experts: tuple | None = None, pdl: tuple = (0, 0)) -> None:
     """out (T, n) = the rows of weight arrays wa (a, b, c, d; with wb and act >= 0 a GLU) times the 8-bit
     activations xqt; cfg = (R, units per thread, warps, U). experts = (ids (T, NSEL) int32, XDIV, expert
-    rows ES, up rows offset UO[, `moe.expert_order(ids, E)` or None]): out (T, NSEL, n), pair p = (t, j) of expert
+    rows ES, up rows offset UO[, `moe.expert_order(ids)` or None]): out (T, NSEL, n), pair p = (t, j) of expert
     ids[t, j] times x row p // XDIV (with the order: the pairs launched expert by expert)."""
     xq, xd, xs = xqt
     r, upt, nw, u = cfg

@@ -127,7 +127,7 @@ def _mma(wt, xa, acc, SWAP: tl.constexpr):
 @triton.jit
 def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K, NSEL, sx, KS, so,
                         QT: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, PER_TOKEN: tl.constexpr,
-                        GLU: tl.constexpr, ACT: tl.constexpr, SWAP: tl.constexpr, PREFETCH: tl.constexpr = 0):
+                        GLU: tl.constexpr, ACT: tl.constexpr, SWAP: tl.constexpr):
     """Grouped expert GEMM, one launch for every expert hit: program (m, n) takes the BM (token, slot) pairs
     pairs[m * BM ...] (-1: padding) that all chose expert block_e[m] (-1: an unused block) and computes columns
     n * BN ... of their x @ W_e^T (x row: the pair's token with PER_TOKEN, else the pair itself), each of the
@@ -136,9 +136,8 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
     out (pairs, N) f32, row = pair id. SWAP: the products as W x^T (the weight tile the dot's first operand), out
     stored transposed. Split K: program (m, n, s) sums columns s * KS ... (s + 1) * KS - 1 of K (KS a multiple of 64
     that divides K) into out + s * so (one (pairs, N) slice a split, summed after; without splits KS >= K, one slice).
-    PREFETCH (1 or 2): each step's weight bytes (`quant.raw64`) loaded that many steps ahead, in flight while the
-    steps before are dequantized and multiplied (the x tiles feed the dot: Triton's pipeline stages take those; the
-    weights' scale bytes, too small for its asynchronous copies, were waited for each step)."""
+    (Session 43, H100: each step's weight bytes loaded one or two steps ahead in registers lost at 64 rows, zinc bench
+    tg64 of 64 sequences 4,258 -> 3,160 / 2,846 tok/s, bench/RESULTS.md.)"""
     pm = tl.program_id(0)
     e = tl.load(block_e + pm)
     if e < 0:
@@ -161,40 +160,16 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
         acc2 = tl.zeros([BM, BN], tl.float32)
     k_lo = tl.program_id(2) * KS
     out += tl.program_id(2).to(tl.int64) * so
-    k_hi = k_lo + KS
-    if PREFETCH > 0:  # (A .. E): the next step's weight bytes; with 2, (A_ .. E_) the one after
-        A, B, C, D, E = raw64(a, b, c, d, r, k_lo, K, k_lo < k_hi, QT, True)
+    for k0 in range(k_lo, k_lo + KS, 64):
+        A, B, C, D, E = raw64(a, b, c, d, r, k0, K, QT)
         if GLU:
-            A2, B2, C2, D2, E2 = raw64(a2, b2, c2, d2, r, k_lo, K, k_lo < k_hi, QT, True)
-    if PREFETCH == 2:
-        A_, B_, C_, D_, E_ = raw64(a, b, c, d, r, k_lo + 64, K, k_lo + 64 < k_hi, QT, True)
-        if GLU:
-            A2_, B2_, C2_, D2_, E2_ = raw64(a2, b2, c2, d2, r, k_lo + 64, K, k_lo + 64 < k_hi, QT, True)
-    for k0 in range(k_lo, k_hi, 64):
-        kn = k0 + 64 * PREFETCH  # the step whose bytes load now (this one without PREFETCH: unmasked, as before)
-        nA, nB, nC, nD, nE = raw64(a, b, c, d, r, kn, K, kn < k_hi, QT, PREFETCH > 0)
-        if GLU:
-            nA2, nB2, nC2, nD2, nE2 = raw64(a2, b2, c2, d2, r, kn, K, kn < k_hi, QT, PREFETCH > 0)
-        if PREFETCH == 0:
-            A, B, C, D, E = nA, nB, nC, nD, nE
-            if GLU:
-                A2, B2, C2, D2, E2 = nA2, nB2, nC2, nD2, nE2
+            A2, B2, C2, D2, E2 = raw64(a2, b2, c2, d2, r, k0, K, QT)
         kk = k0 + tl.arange(0, 64)
         xa = tl.load(x + xr[:, None] * sx + kk[None, :], mask=pmask[:, None] & (kk < K)[None, :], other=0.0)
         xa = xa.to(tl.float16)
         acc = _mma(dq64(A, B, C, D, E, k0, QT).to(tl.float16), xa, acc, SWAP)
         if GLU:
             acc2 = _mma(dq64(A2, B2, C2, D2, E2, k0, QT).to(tl.float16), xa, acc2, SWAP)
-        if PREFETCH == 2:
-            A, B, C, D, E = A_, B_, C_, D_, E_
-            A_, B_, C_, D_, E_ = nA, nB, nC, nD, nE
-            if GLU:
-                A2, B2, C2, D2, E2 = A2_, B2_, C2_, D2_, E2_
-                A2_, B2_, C2_, D2_, E2_ = nA2, nB2, nC2, nD2, nE2
-        elif PREFETCH == 1:
-            A, B, C, D, E = nA, nB, nC, nD, nE
-            if GLU:
-                A2, B2, C2, D2, E2 = nA2, nB2, nC2, nD2, nE2
     if GLU:
         acc = glu_act(acc, acc2, ACT)
     if SWAP:
@@ -252,19 +227,40 @@ def align_pairs(ids: torch.Tensor, n_experts: int, bm: int) -> tuple[torch.Tenso
     return pairs, block_e
 
 
-def expert_order(ids: torch.Tensor, n_experts: int) -> torch.Tensor:
-    """ids (T, NSEL) flattened, then the pair indices grouped by expert (`align_pairs` in blocks of one pair: the
-    first T * NSEL of its pairs, no padding among them), as one int32 array on the device (no host sync, capturable):
-    the order `mmvq.matvec_experts` launches the pairs in. A pair's program reads its expert's rows; launched expert
-    by expert, the pairs after an expert's first find its rows in L2 rather than memory (Qwen3.5-35B-A3B at 64
-    sequences: 512 pairs over ~220 of 256 experts, each hit expert read ~2.3 times in token order)."""
-    flat = ids.reshape(-1).to(torch.int32)
-    return torch.cat([flat, align_pairs(flat[:, None], n_experts, 1)[0][:flat.numel()]])
+@triton.jit
+def order_kernel(ids, out, P, BP: tl.constexpr, BJ: tl.constexpr):
+    """Pairs i of program_id(0)'s BP: out[i] = ids[i] and out[P + rank] = i, rank = the pairs of a lower expert or of
+    the same expert and a lower index (a stable counting sort by comparisons: no atomics, no barrier)."""
+    i = tl.program_id(0) * BP + tl.arange(0, BP)
+    im = i < P
+    e = tl.load(ids + i, mask=im, other=0)
+    rank = tl.zeros([BP], tl.int32)
+    for j0 in range(0, P, BJ):
+        j = j0 + tl.arange(0, BJ)
+        f = tl.load(ids + j, mask=j < P, other=1 << 30)  # past the pairs: after every expert
+        before = (f[None, :] < e[:, None]) | ((f[None, :] == e[:, None]) & (j[None, :] < i[:, None]))
+        rank += tl.sum(before.to(tl.int32), axis=1)
+    tl.store(out + i, e, mask=im)
+    tl.store(out + P + rank, i, mask=im)
+
+
+def expert_order(ids: torch.Tensor) -> torch.Tensor:
+    """ids (T, NSEL) flattened, then the pair indices grouped by expert (in pair order within one), as one int32
+    array on the device (one launch, no host sync, capturable): the order `mmvq.matvec_experts` launches the pairs
+    in. A pair's program reads its expert's rows; launched expert by expert, the pairs after an expert's first find
+    its rows in L2 rather than memory (Qwen3.5-35B-A3B at 64 sequences: 512 pairs over ~220 of 256 experts, each hit
+    expert read ~2.3 times in token order)."""
+    flat = ids.reshape(-1).to(torch.int32).contiguous()
+    p = flat.numel()
+    out = torch.empty(2 * p, dtype=torch.int32, device=ids.device)
+    bp = min(64, triton.next_power_of_2(max(p, 1)))
+    order_kernel[(triton.cdiv(p, bp),)](flat, out, p, BP=bp, BJ=128, num_warps=4)
+    return out
 
 
 def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: int, ids: torch.Tensor,
                  aligned=None, glu=None, bm: int = 0, bn: int = 64, warps: int = 4, stages: int = 3,
-                 swap: bool | None = None, splits: int = 1, prefetch: int = 0) -> torch.Tensor:
+                 swap: bool | None = None, splits: int = 1) -> torch.Tensor:
     """x (T, K) or (T * k, K) f32, a quantized stack (E, N, K) as `parts` of type qtype, ids (T, k) ->
     (T, k, N) f32 through `experts_gemm_kernel`; aligned: `align_pairs(ids, E, bm)` when already made;
     glu: (parts of the up stack, GLU_ACTS code) for act(x Wg^T) * (x Wu^T). swap: the kernel's SWAP, by default
@@ -272,7 +268,7 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
     at 512 tokens 540 -> 381 us gate + up, GPT-OSS's 1,341 -> 1,087; with 64-pair blocks of Q4_K / Q6_K the
     unswapped order was 4-15 % faster). splits (not with glu): K in that many equal chunks of whole 64-blocks (or the
     most up to it that divide K's blocks), each its own programs, their partial products summed after (more
-    programs for a narrow N; the sum's order fixed). prefetch: the kernel's PREFETCH, 0-2 steps (the same products)."""
+    programs for a narrow N; the sum's order fixed)."""
     T, nsel = ids.shape
     bm = bm or block_rows(T * nsel, n_experts)
     swap = bm <= 32 or qtype == 39 if swap is None else swap
@@ -291,7 +287,7 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
     experts_gemm_kernel[(block_e.numel(), triton.cdiv(n, bn), splits)](
         x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, n, k, nsel, x.stride(0), ks, T * nsel * n, QT=qtype,
         BM=bm, BN=bn, PER_TOKEN=x.shape[0] == T and nsel > 1, GLU=glu is not None,
-        ACT=glu[1] if glu is not None else 0, SWAP=bool(swap), PREFETCH=int(prefetch), num_warps=warps, num_stages=stages)
+        ACT=glu[1] if glu is not None else 0, SWAP=bool(swap), num_warps=warps, num_stages=stages)
     return (out[0] if splits == 1 else out.sum(0)).reshape(T, nsel, n)
 
 

@@ -175,21 +175,10 @@ def _small_f16(q, bias: tl.constexpr):
 
 
 @triton.jit
-def _ld(p, ok, MASKED: tl.constexpr):
-    """tl.load(p), only where the scalar ok holds (else 0) with MASKED."""
-    if MASKED:
-        v = tl.load(p, mask=ok, other=0)
-    else:
-        v = tl.load(p)
-    return v
-
-
-@triton.jit
-def raw64(a, b, c, d, r, k0, K, ok, QT: tl.constexpr, MASKED: tl.constexpr):
+def raw64(a, b, c, d, r, k0, K, QT: tl.constexpr):
     """The stored bytes of values k0 .. k0 + 63 (k0 a multiple of 64) of rows r (BN,) int64 of a Q4_K, Q6_K, Q8_0 or
     MXFP4 weight, as loaded (five tensors, unused ones repeating one), that `dq64` makes the GEMM tile of
-    `kernels.moe.experts_gemm` from. MASKED: the loads only where the scalar ok holds (else 0): a load ahead of the
-    loop's step, past its range on the last."""
+    `kernels.moe.experts_gemm` from."""
     h = tl.arange(0, 2)[None, :, None]
     l = tl.arange(0, 32)[None, None, :]
     rr = r[:, None, None]
@@ -198,22 +187,20 @@ def raw64(a, b, c, d, r, k0, K, ok, QT: tl.constexpr, MASKED: tl.constexpr):
     if QT == 12:  # Q4_K: 32 nibble bytes hold sub-blocks 2j (low) and 2j + 1 (high); their scales, mins; d, dmin
         so = rr * (K // 32) + kb * 8 + 2 * j + h
         dp = d + rr * (K // 128) + kb * 2
-        A = _ld(a + rr * (K // 2) + kb * 128 + j * 32 + l, ok, MASKED)
-        B = _ld(b + so, ok, MASKED)
-        C = _ld(c + so, ok, MASKED)
-        D = _ld(dp, ok, MASKED)
-        E = _ld(dp + 1, ok, MASKED)
+        A = tl.load(a + rr * (K // 2) + kb * 128 + j * 32 + l)
+        B = tl.load(b + so)
+        C = tl.load(c + so)
+        D = tl.load(dp)
+        E = tl.load(dp + 1)
     elif QT == 14:  # Q6_K: half j // 2 of the super-block: low nibbles, high bits, 16-value scales; d
-        A = _ld(a + rr * (K // 2) + kb * 128 + (j // 2) * 64 + h * 32 + l, ok, MASKED)
-        B = _ld(b + rr * (K // 4) + kb * 64 + (j // 2) * 32 + l, ok, MASKED)
-        C = _ld(c + rr * (K // 16) + kb * 16 + j * 4 + h * 2 + l // 16, ok, MASKED)
-        D = _ld(d + rr * (K // 256) + kb, ok, MASKED)
+        A = tl.load(a + rr * (K // 2) + kb * 128 + (j // 2) * 64 + h * 32 + l)
+        B = tl.load(b + rr * (K // 4) + kb * 64 + (j // 2) * 32 + l)
+        C = tl.load(c + rr * (K // 16) + kb * 16 + j * 4 + h * 2 + l // 16)
+        D = tl.load(d + rr * (K // 256) + kb)
         E = D
     else:  # Q8_0 (blocks k0 / 32 + h: bytes, scale) or MXFP4 (byte i of a block: values i and i + 16; exponent)
         blk = k0 // 32 + h
         m = (blk < K // 32) & (rr >= 0)
-        if MASKED:
-            m = m & ok
         if QT == 8:
             A = tl.load(a + rr * K + blk * 32 + l, mask=m, other=0)
         else:
