@@ -62,12 +62,13 @@ MATVEC_MAX_ROWS = 4  # up to this many rows a matmul is a fused dequant-matvec, 
 # of 64 rows), not a whole dequantized copy of the weight and a GEMM: a batched decode step of many sequences, a short
 # prompt
 GEMM_TILES_MAX_ROWS = 128
-# from this many tokens a captured MoE step's expert matvecs launch their (token, expert) pairs expert by expert
-# (`kmoe.expert_order`), an expert's later pairs reading its rows from L2: the kernels checked on the H100 (session
-# 42), the speed not yet measured (Qwen3.5-35B-A3B, 64 sequences: the routed experts' matvecs were 12.4 of 24.9 ms
-# a step, each hit expert read ~2.3 times), so off until it is (MATVEC_MAX_ROWS + 1 turns it on past decode's few
-# rows). Settable for A/B runs (bench/cuda_step_profile.py --expert-order-min; bench/calls/gpu_s43a.sh)
-EXPERT_ORDER_MIN_TOKENS = 1 << 30
+# from this many tokens a MoE step's expert matvecs launch their (token, expert) pairs expert by expert
+# (`kmoe.expert_order`), an expert's later pairs reading its rows from L2. H100, Qwen3.5-35B-A3B, 64 sequences (each
+# hit expert read ~2.3 times a step in token order): step 23.248 -> 22.358 ms, gate + up matvecs 5.90 -> 4.98 ms,
+# the ranking kernel 5.3 us a layer (bench/RESULTS.md, session 43; session 42's order through align_pairs took 35 us a
+# layer and lost). Fewer tokens share fewer experts while the ranking costs the same, so it starts at half that
+# measured step (unmeasured below). Settable for A/B runs (bench/cuda_step_profile.py --expert-order-min)
+EXPERT_ORDER_MIN_TOKENS = 32
 DENSE_MATVEC_MAX = 1 << 24  # float weights up to this many values take `kgm.dense_matvec` at those rows
 QX_KEEP = 2  # quantized matmul inputs remembered (CudaOps._quantized)
 TUNED_MATVEC = frozenset({GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0})  # kernels/mmvq.py; others: generic
