@@ -93,7 +93,7 @@ def main() -> None:
 
                 def fn(bn=bn, w=w, st=st, sw=sw, sp=sp):
                     return kmoe.experts_gemm(x, ws[0].parts, int(t), 1, n, k, ids, aligned, bm=bm, bn=bn, warps=w,
-                                             stages=st, swap=bool(sw), splits=sp,
+                                             stages=st, swap=bool(sw), splits=sp, sems=ops._sems,
                                              glu=(ws[1].parts, kel.GLU_ACTS["silu"]) if glu else None)[:, 0]
                 variants.append((f"bm={bm} bn={bn} w={w} st={st} swap={sw} split={sp}", fn))
             for vname, fn in variants:

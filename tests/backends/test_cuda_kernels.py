@@ -52,7 +52,7 @@ def test_matmul(ops, ref, t, rows):
 
 @pytest.mark.parametrize("t", QUANTS[:3] + [GGMLType.MXFP4], ids=lambda t: t.name)
 @pytest.mark.parametrize("rows", [5, 33, 70])
-def test_matmul_tiles_gemm(ops, ref, t, rows):
+def test_matmul_tiles_gemm(ops, ref, monkeypatch, t, rows):
     """5-128 rows of a `kq.SUB64` type: one GEMM over dequantized tiles (`CudaOps._gemm_tiles`; a batched decode
     step), the matmul and the gate / up GLU, against the NumPy backend."""
     k = 288 if t == GGMLType.Q8_0 else 512
@@ -66,9 +66,21 @@ def test_matmul_tiles_gemm(ops, ref, t, rows):
     from zinc.backends.cuda.kernels import moe as kmoe  # K split in chunks of whole 64-blocks, partials summed
 
     ids = ops.from_numpy(np.zeros((rows, 1), np.int32))
+    sems = torch.zeros(64, dtype=torch.int32, device=DEVICE)
     for splits in (2, 4):
-        got = kmoe.experts_gemm(dx, dg.parts, int(t), 1, 37, k, ids, bm=16, bn=32, splits=splits)[:, 0]
-        assert rel(ops.to_numpy(got), ref.matmul(x, ref.upload(wg))) < 2e-3
+        for swap in (False, True):
+            kw = dict(bm=16, bn=32, splits=splits, swap=swap)
+            got = kmoe.experts_gemm(dx, dg.parts, int(t), 1, 37, k, ids, **kw)[:, 0]
+            assert rel(ops.to_numpy(got), ref.matmul(x, ref.upload(wg))) < 2e-3
+            # the splits summed in the launch by each tile's last split (counters left zero: the same twice)
+            for _ in range(2):
+                serial = kmoe.experts_gemm(dx, dg.parts, int(t), 1, 37, k, ids, sems=sems, **kw)[:, 0]
+                assert not sems.any() and rel(ops.to_numpy(serial), ops.to_numpy(got)) < 1e-6
+    from zinc.backends.cuda import ops as cuda_ops  # and so through the backend (its counters)
+
+    plain = ops.matmul(dx, dg)
+    monkeypatch.setattr(cuda_ops, "SPLIT_SUMS_IN_LAUNCH", True)
+    assert rel(ops.to_numpy(ops.matmul(dx, dg)), ops.to_numpy(plain)) < 1e-6 and not ops._sems.any()
 
 
 @pytest.mark.parametrize("n,k,rows", [(37, 288, 1), (5, 4128, 3), (130, 1024, 4), (1, 32, 2)])

@@ -69,6 +69,11 @@ GEMM_TILES_MAX_ROWS = 128
 # layer and lost). Fewer tokens share fewer experts while the ranking costs the same, so it starts at half that
 # measured step (unmeasured below). Settable for A/B runs (bench/cuda_step_profile.py --expert-order-min)
 EXPERT_ORDER_MIN_TOKENS = 32
+# `_gemm_tiles`' K-splits summed inside the launch by each tile's last split (`kmoe.experts_gemm(sems=...)`), not by a
+# torch sum after it: a 64-sequence Qwen3-8B step ran 127 such sums, 704 of 10,908 us (H100, session 43). Built and
+# checked in the interpreter (its PTX: the release / acquire count of the split pattern), not yet on a GPU: off until
+# bench/calls/gpu_s44a.sh measures and tests it
+SPLIT_SUMS_IN_LAUNCH = False
 DENSE_MATVEC_MAX = 1 << 24  # float weights up to this many values take `kgm.dense_matvec` at those rows
 QX_KEEP = 2  # quantized matmul inputs remembered (CudaOps._quantized)
 TUNED_MATVEC = frozenset({GGMLType.Q4_K, GGMLType.Q6_K, GGMLType.Q8_0})  # kernels/mmvq.py; others: generic
@@ -188,6 +193,7 @@ class CudaOps(BaseOps):
         self._qx: list[tuple] = []  # (x, its quantization) of the last QX_KEEP quantized matmul inputs
         self._order: tuple | None = None  # (ids, `kmoe.expert_order` of them): `_expert_order`'s last
         self._dense_pairs: dict[tuple, tuple] = {}  # (rows, block) -> `_gemm_tiles`'s row blocks
+        self._sems = torch.zeros(1024, dtype=torch.int32, device=self.device)  # `_gemm_tiles`' split counters
         self._kv_rows: "weakref.WeakKeyDictionary[Any, np.ndarray]" = weakref.WeakKeyDictionary()  # kv_tables
         self._align: tuple | None = None  # (ids, (experts, block rows), kmoe.align_pairs of them)
 
@@ -291,8 +297,11 @@ class CudaOps(BaseOps):
         ids = aligned[1][:1].expand(t, 1)  # (only its shape is read)
         g = None if glu is None else (glu[0].parts, kel.GLU_ACTS[glu[1]])
         bn, splits, swap = tiles_shape(w.rows, w.k, t, glu is not None)
+        tiles = aligned[1].numel() * triton.cdiv(w.rows, bn)
+        if self._sems.numel() < tiles:  # counters every launch leaves zero (`kmoe.experts_gemm` sems)
+            self._sems = torch.zeros(tiles, dtype=torch.int32, device=self.device)
         return kmoe.experts_gemm(x2, w.parts, int(w.ggml_type), 1, w.rows, w.k, ids, aligned, glu=g, bm=bm, bn=bn,
-                                 splits=splits, swap=swap)[:, 0]
+                                 splits=splits, swap=swap, sems=self._sems if SPLIT_SUMS_IN_LAUNCH else None)[:, 0]
 
     def matmuls(self, x: torch.Tensor, ws: list[CudaWeight]) -> list[torch.Tensor]:
         """x @ W.T for each weight of one input; two Q4_K / Q6_K weights (Q and K beside a Q6_K V in a Q4_K_M

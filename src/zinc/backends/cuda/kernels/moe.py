@@ -125,9 +125,9 @@ def _mma(wt, xa, acc, SWAP: tl.constexpr):
 
 
 @triton.jit
-def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K, NSEL, sx, KS, so,
+def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K, NSEL, sx, KS, so, fin, sems,
                         QT: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, PER_TOKEN: tl.constexpr,
-                        GLU: tl.constexpr, ACT: tl.constexpr, SWAP: tl.constexpr):
+                        GLU: tl.constexpr, ACT: tl.constexpr, SWAP: tl.constexpr, SERIAL: tl.constexpr = 0):
     """Grouped expert GEMM, one launch for every expert hit: program (m, n) takes the BM (token, slot) pairs
     pairs[m * BM ...] (-1: padding) that all chose expert block_e[m] (-1: an unused block) and computes columns
     n * BN ... of their x @ W_e^T (x row: the pair's token with PER_TOKEN, else the pair itself), each of the
@@ -136,6 +136,8 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
     out (pairs, N) f32, row = pair id. SWAP: the products as W x^T (the weight tile the dot's first operand), out
     stored transposed. Split K: program (m, n, s) sums columns s * KS ... (s + 1) * KS - 1 of K (KS a multiple of 64
     that divides K) into out + s * so (one (pairs, N) slice a split, summed after; without splits KS >= K, one slice).
+    SERIAL (the SERIAL splits of K): the last split of a tile to finish sums the tile's slices in split order into fin
+    (pairs, N), counted on sems[tile] (int32, zero before, zero again after: no launch to clear or sum them).
     (Session 43, H100: each step's weight bytes loaded one or two steps ahead in registers lost at 64 rows, zinc bench
     tg64 of 64 sequences 4,258 -> 3,160 / 2,846 tok/s, bench/RESULTS.md.)"""
     pm = tl.program_id(0)
@@ -159,7 +161,7 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
         acc = tl.zeros([BM, BN], tl.float32)
         acc2 = tl.zeros([BM, BN], tl.float32)
     k_lo = tl.program_id(2) * KS
-    out += tl.program_id(2).to(tl.int64) * so
+    part = out + tl.program_id(2).to(tl.int64) * so
     for k0 in range(k_lo, k_lo + KS, 64):
         A, B, C, D, E = raw64(a, b, c, d, r, k0, K, QT)
         if GLU:
@@ -173,9 +175,21 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
     if GLU:
         acc = glu_act(acc, acc2, ACT)
     if SWAP:
-        tl.store(out + pc.to(tl.int64)[None, :] * N + n[:, None], acc, mask=pmask[None, :] & nm[:, None])
+        off = pc.to(tl.int64)[None, :] * N + n[:, None]
+        om = pmask[None, :] & nm[:, None]
     else:
-        tl.store(out + pc.to(tl.int64)[:, None] * N + n[None, :], acc, mask=pmask[:, None] & nm[None, :])
+        off = pc.to(tl.int64)[:, None] * N + n[None, :]
+        om = pmask[:, None] & nm[None, :]
+    tl.store(part + off, acc, mask=om)
+    if SERIAL:  # the slices' stores before the count (release), the last split's loads after it (acquire)
+        tile = pm * tl.num_programs(1) + tl.program_id(1)
+        tl.debug_barrier()
+        if tl.atomic_add(sems + tile, 1, sem="acq_rel") == SERIAL - 1:
+            total = tl.load(out + off, mask=om, other=0.0, cache_modifier=".cg")
+            for s in range(1, SERIAL):
+                total += tl.load(out + s * so + off, mask=om, other=0.0, cache_modifier=".cg")
+            tl.store(fin + off, total, mask=om)
+            tl.atomic_xchg(sems + tile, 0)
 
 
 @triton.jit
@@ -260,7 +274,7 @@ def expert_order(ids: torch.Tensor) -> torch.Tensor:
 
 def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: int, ids: torch.Tensor,
                  aligned=None, glu=None, bm: int = 0, bn: int = 64, warps: int = 4, stages: int = 3,
-                 swap: bool | None = None, splits: int = 1) -> torch.Tensor:
+                 swap: bool | None = None, splits: int = 1, sems: torch.Tensor | None = None) -> torch.Tensor:
     """x (T, K) or (T * k, K) f32, a quantized stack (E, N, K) as `parts` of type qtype, ids (T, k) ->
     (T, k, N) f32 through `experts_gemm_kernel`; aligned: `align_pairs(ids, E, bm)` when already made;
     glu: (parts of the up stack, GLU_ACTS code) for act(x Wg^T) * (x Wu^T). swap: the kernel's SWAP, by default
@@ -268,7 +282,8 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
     at 512 tokens 540 -> 381 us gate + up, GPT-OSS's 1,341 -> 1,087; with 64-pair blocks of Q4_K / Q6_K the
     unswapped order was 4-15 % faster). splits (not with glu): K in that many equal chunks of whole 64-blocks (or the
     most up to it that divide K's blocks), each its own programs, their partial products summed after (more
-    programs for a narrow N; the sum's order fixed)."""
+    programs for a narrow N; the sum's order fixed). sems: int32 zeros, one a (block, column block) tile or more
+    (`semaphores`): the splits summed by the last of each tile inside the launch (the same order, no sum launch)."""
     T, nsel = ids.shape
     bm = bm or block_rows(T * nsel, n_experts)
     swap = bm <= 32 or qtype == 39 if swap is None else swap
@@ -284,11 +299,15 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
     out = torch.empty((splits, T * nsel, n), dtype=torch.float32, device=x.device)
     a, b, c, d = (list(parts) + [parts[0]] * 4)[:4]
     a2, b2, c2, d2 = (list(glu[0]) + [glu[0][0]] * 4)[:4] if glu is not None else (a, b, c, d)
+    tiles = block_e.numel() * triton.cdiv(n, bn)
+    serial = splits if splits > 1 and sems is not None and sems.numel() >= tiles else 0
+    fin = torch.empty((T * nsel, n), dtype=torch.float32, device=x.device) if serial else out
     experts_gemm_kernel[(block_e.numel(), triton.cdiv(n, bn), splits)](
-        x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, n, k, nsel, x.stride(0), ks, T * nsel * n, QT=qtype,
-        BM=bm, BN=bn, PER_TOKEN=x.shape[0] == T and nsel > 1, GLU=glu is not None,
-        ACT=glu[1] if glu is not None else 0, SWAP=bool(swap), num_warps=warps, num_stages=stages)
-    return (out[0] if splits == 1 else out.sum(0)).reshape(T, nsel, n)
+        x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, n, k, nsel, x.stride(0), ks, T * nsel * n, fin,
+        sems if serial else block_e, QT=qtype, BM=bm, BN=bn, PER_TOKEN=x.shape[0] == T and nsel > 1,
+        GLU=glu is not None, ACT=glu[1] if glu is not None else 0, SWAP=bool(swap), SERIAL=serial, num_warps=warps,
+        num_stages=stages)
+    return (fin if serial else out[0] if splits == 1 else out.sum(0)).reshape(T, nsel, n)
 
 
 def block_rows(n_pairs: int, n_experts: int) -> int:
