@@ -297,8 +297,8 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
         else 1
     ks = k if splits == 1 else k // splits
     out = torch.empty((splits, T * nsel, n), dtype=torch.float32, device=x.device)
-    a, b, c, d = (list(parts) + [parts[0]] * 4)[:4]
-    a2, b2, c2, d2 = (list(glu[0]) + [glu[0][0]] * 4)[:4] if glu is not None else (a, b, c, d)
+    a, b, c, d = tile_parts(parts, qtype)
+    a2, b2, c2, d2 = tile_parts(glu[0], qtype) if glu is not None else (a, b, c, d)
     tiles = block_e.numel() * triton.cdiv(n, bn)
     serial = splits if splits > 1 and sems is not None and sems.numel() >= tiles else 0
     fin = torch.empty((T * nsel, n), dtype=torch.float32, device=x.device) if serial else out
@@ -308,6 +308,14 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
         GLU=glu is not None, ACT=glu[1] if glu is not None else 0, SWAP=bool(swap), SERIAL=serial, num_warps=warps,
         num_stages=stages)
     return (fin if serial else out[0] if splits == 1 else out.sum(0)).reshape(T, nsel, n)
+
+
+def tile_parts(parts, qtype: int) -> tuple:
+    """The four arrays `quant.raw64` reads of a weight's parts (`zinc.backends.cuda.weights`): Q4_K qs, sm4 and dm as
+    words (a step's scale fields two 4-byte words a row); the others their first four (one repeated)."""
+    if qtype == 12:
+        return parts[0], parts[4], parts[3].view(torch.int32), parts[0]
+    return tuple((list(parts) + [parts[0]] * 4)[:4])
 
 
 def block_rows(n_pairs: int, n_experts: int) -> int:

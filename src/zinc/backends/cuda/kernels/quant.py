@@ -175,23 +175,31 @@ def _small_f16(q, bias: tl.constexpr):
 
 
 @triton.jit
+def _half(w, i):
+    """f16 number i (0: the low half) of int32 words w, as f32."""
+    return ((w >> (16 * i)) & 0xFFFF).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
+
+
+@triton.jit
 def raw64(a, b, c, d, r, k0, K, QT: tl.constexpr):
     """The stored bytes of values k0 .. k0 + 63 (k0 a multiple of 64) of rows r (BN,) int64 of a Q4_K, Q6_K, Q8_0 or
-    MXFP4 weight, as loaded (five tensors, unused ones repeating one), that `dq64` makes the GEMM tile of
-    `kernels.moe.experts_gemm` from."""
+    MXFP4 weight, as loaded (five tensors, unused ones repeating one; the arrays `kernels.moe.tile_parts` picks), that
+    `dq64` makes the GEMM tile of `kernels.moe.experts_gemm` from. A step's Q4_K scale fields are two 4-byte words a row
+    (sm4, and d with dmin), so Triton's software pipeline copies them ahead as it does the nibbles: 1- and 2-byte loads
+    are too narrow for its asynchronous copies, and each step waited for them (offline sm_90 SASS, session 43: a Q4_K
+    GLU step's 12 global loads a thread -> none, 95 -> 80 registers; Q6_K's loads were all copied ahead already)."""
     h = tl.arange(0, 2)[None, :, None]
     l = tl.arange(0, 32)[None, None, :]
     rr = r[:, None, None]
     kb = k0 // 256
     j = (k0 % 256) // 64
-    if QT == 12:  # Q4_K: 32 nibble bytes hold sub-blocks 2j (low) and 2j + 1 (high); their scales, mins; d, dmin
-        so = rr * (K // 32) + kb * 8 + 2 * j + h
-        dp = d + rr * (K // 128) + kb * 2
+    if QT == 12:  # Q4_K: 32 nibble bytes hold sub-blocks 2j (low) and 2j + 1 (high); b = sm4 (their scales and
+        # mins in one word), c = dm as words (d, dmin)
         A = tl.load(a + rr * (K // 2) + kb * 128 + j * 32 + l)
-        B = tl.load(b + so)
-        C = tl.load(c + so)
-        D = tl.load(dp)
-        E = tl.load(dp + 1)
+        B = tl.load(b + rr * (K // 64) + k0 // 64)
+        D = tl.load(c + rr * (K // 256) + kb)
+        C = B
+        E = D
     elif QT == 14:  # Q6_K: half j // 2 of the super-block: low nibbles, high bits, 16-value scales; d
         A = tl.load(a + rr * (K // 2) + kb * 128 + (j // 2) * 64 + h * 32 + l)
         B = tl.load(b + rr * (K // 4) + kb * 64 + (j // 2) * 32 + l)
@@ -220,10 +228,10 @@ def dq64(A, B, C, D, E, k0, QT: tl.constexpr):
     h = tl.arange(0, 2)[None, :, None]
     l = tl.arange(0, 32)[None, None, :]
     j = (k0 % 256) // 64
-    if QT == 12:
+    if QT == 12:  # B: bytes scale 2j, 2j + 1, min 2j, 2j + 1; D: d (low half), dmin
         q = (A.to(tl.int32) >> (h * 4)) & 15
-        scale = (D.to(tl.float32) * B.to(tl.float32)).to(tl.float16)
-        minus = (E.to(tl.float32) * C.to(tl.float32)).to(tl.float16)
+        scale = (_half(D, 0) * ((B >> (h * 8)) & 255).to(tl.float32)).to(tl.float16)
+        minus = (_half(D, 1) * ((B >> (16 + h * 8)) & 255).to(tl.float32)).to(tl.float16)
         w = _small_f16(q, 0) * scale - minus
     elif QT == 14:  # quarters gq = 2 (j % 2) + h
         gq = 2 * (j % 2) + h
