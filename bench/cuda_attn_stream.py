@@ -121,6 +121,26 @@ def stream_kernel(q, k, v, kv_pos, q_pos, m_out, l_out, o_out, n_kv, S, CHUNK, N
 
 
 @triton.jit
+def tile_step(qv, kt, vt, kp, qp, m_i, l_i, acc):
+    """One (BS x D) tile of K and V (cell positions kp; -1 empty) into the online softmax (base 2) of the query rows
+    qv (f16, pre-scaled) at position qp: the new max, sum and un-normalised output rows."""
+    vis = (kp >= 0) & (kp <= qp)
+    sc = tl.where(vis[None, :], tl.dot(qv, tl.trans(kt)), NEG)
+    m_new = tl.maximum(m_i, tl.max(sc, axis=1))
+    p = tl.where(vis[None, :], tl.exp2(sc - m_new[:, None]), 0.0)
+    alpha = tl.exp2(m_i - m_new)
+    return m_new, l_i * alpha + tl.sum(p, axis=1), tl.dot(p.to(tl.float16), vt, acc * alpha[:, None])
+
+
+@triton.jit
+def split_store(m_i, l_i, acc, row, rm, m_out, l_out, o_out, dd, D: tl.constexpr):
+    """A split's max (natural-log units), sum and output rows, as `attn_split_kernel` writes them for the combine."""
+    tl.store(m_out + row, m_i * 0.6931471805599453, mask=rm)
+    tl.store(l_out + row, l_i, mask=rm)
+    tl.store(o_out + row[:, None] * D + dd[None, :], acc, mask=rm[:, None])
+
+
+@triton.jit
 def chunk_kernel(q, k, v, kv_pos, q_pos, m_out, l_out, o_out, n_kv, S, NSPLIT, HKV: tl.constexpr, R: tl.constexpr,
                  D: tl.constexpr, BM: tl.constexpr, CHUNK: tl.constexpr, BS: tl.constexpr):
     """Split program_id(1) = cells [sp * CHUNK, +CHUNK) of KV head program_id(0), a trip count known at compile
@@ -147,18 +167,8 @@ def chunk_kernel(q, k, v, kv_pos, q_pos, m_out, l_out, o_out, n_kv, S, NSPLIT, H
         kt = tl.load(k + off[:, None] + dd[None, :], mask=cm[:, None], other=0.0)
         vt = tl.load(v + off[:, None] + dd[None, :], mask=cm[:, None], other=0.0)
         kp = tl.load(kv_pos + cell, mask=cm, other=-1)
-        vis = (kp >= 0) & (kp <= qp)
-        sc = tl.where(vis[None, :], tl.dot(qv, tl.trans(kt)), NEG)
-        m_new = tl.maximum(m_i, tl.max(sc, axis=1))
-        p = tl.where(vis[None, :], tl.exp2(sc - m_new[:, None]), 0.0)
-        alpha = tl.exp2(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, axis=1)
-        acc = tl.dot(p.to(tl.float16), vt, acc * alpha[:, None])
-        m_i = m_new
-    row = head * NSPLIT + sp
-    tl.store(m_out + row, m_i * 0.6931471805599453, mask=rm)
-    tl.store(l_out + row, l_i, mask=rm)
-    tl.store(o_out + row[:, None] * D + dd[None, :], acc, mask=rm[:, None])
+        m_i, l_i, acc = tile_step(qv, kt, vt, kp, qp, m_i, l_i, acc)
+    split_store(m_i, l_i, acc, head * NSPLIT + sp, rm, m_out, l_out, o_out, dd, D)
 
 
 def chunk_attention(q2, ck, cv, cp, pos, S, n, chunk, bs, warps, stages, bufs, out) -> int:

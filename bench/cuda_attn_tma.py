@@ -29,6 +29,7 @@ import triton.language as tl
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).parent))
 
+from cuda_attn_stream import split_store, tile_step  # noqa: E402
 from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 
 NEG = tl.constexpr(-1.0e30)
@@ -61,18 +62,8 @@ def tma_kernel(q, kd, vd, kv_pos, q_pos, m_out, l_out, o_out, n_kv, S, NSPLIT, R
         vt = vd.load([s0, hk * D])
         cell = s0 + c
         kp = tl.load(kv_pos + cell, mask=cell < end, other=-1)
-        vis = (kp >= 0) & (kp <= qp)
-        sc = tl.where(vis[None, :], tl.dot(qv, tl.trans(kt)), NEG)
-        m_new = tl.maximum(m_i, tl.max(sc, axis=1))
-        p = tl.where(vis[None, :], tl.exp2(sc - m_new[:, None]), 0.0)
-        alpha = tl.exp2(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, axis=1)
-        acc = tl.dot(p.to(tl.float16), vt, acc * alpha[:, None])
-        m_i = m_new
-    row = head * NSPLIT + sp
-    tl.store(m_out + row, m_i * 0.6931471805599453, mask=rm)
-    tl.store(l_out + row, l_i, mask=rm)
-    tl.store(o_out + row[:, None] * D + dd[None, :], acc, mask=rm[:, None])
+        m_i, l_i, acc = tile_step(qv, kt, vt, kp, qp, m_i, l_i, acc)
+    split_store(m_i, l_i, acc, head * NSPLIT + sp, rm, m_out, l_out, o_out, dd, D)
 
 
 def descriptors(k: torch.Tensor, v: torch.Tensor, bs: int) -> tuple:

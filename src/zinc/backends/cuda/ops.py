@@ -193,7 +193,7 @@ class CudaOps(BaseOps):
         self._qx: list[tuple] = []  # (x, its quantization) of the last QX_KEEP quantized matmul inputs
         self._order: tuple | None = None  # (ids, `kmoe.expert_order` of them): `_expert_order`'s last
         self._dense_pairs: dict[tuple, tuple] = {}  # (rows, block) -> `_gemm_tiles`'s row blocks
-        self._sems = torch.zeros(1024, dtype=torch.int32, device=self.device)  # `_gemm_tiles`' split counters
+        self._sems = torch.zeros(0, dtype=torch.int32, device=self.device)  # `_gemm_tiles`' split counters
         self._kv_rows: "weakref.WeakKeyDictionary[Any, np.ndarray]" = weakref.WeakKeyDictionary()  # kv_tables
         self._align: tuple | None = None  # (ids, (experts, block rows), kmoe.align_pairs of them)
 
@@ -297,11 +297,14 @@ class CudaOps(BaseOps):
         ids = aligned[1][:1].expand(t, 1)  # (only its shape is read)
         g = None if glu is None else (glu[0].parts, kel.GLU_ACTS[glu[1]])
         bn, splits, swap = tiles_shape(w.rows, w.k, t, glu is not None)
-        tiles = aligned[1].numel() * triton.cdiv(w.rows, bn)
-        if self._sems.numel() < tiles:  # counters every launch leaves zero (`kmoe.experts_gemm` sems)
-            self._sems = torch.zeros(tiles, dtype=torch.int32, device=self.device)
+        sems = None
+        if SPLIT_SUMS_IN_LAUNCH and splits > 1:  # counters every launch leaves zero (`kmoe.experts_gemm` sems)
+            tiles = aligned[1].numel() * triton.cdiv(w.rows, bn)
+            if self._sems.numel() < tiles:
+                self._sems = torch.zeros(tiles, dtype=torch.int32, device=self.device)
+            sems = self._sems
         return kmoe.experts_gemm(x2, w.parts, int(w.ggml_type), 1, w.rows, w.k, ids, aligned, glu=g, bm=bm, bn=bn,
-                                 splits=splits, swap=swap, sems=self._sems if SPLIT_SUMS_IN_LAUNCH else None)[:, 0]
+                                 splits=splits, swap=swap, sems=sems)[:, 0]
 
     def matmuls(self, x: torch.Tensor, ws: list[CudaWeight]) -> list[torch.Tensor]:
         """x @ W.T for each weight of one input; two Q4_K / Q6_K weights (Q and K beside a Q6_K V in a Q4_K_M

@@ -14,7 +14,7 @@ import triton
 import triton.language as tl
 
 from zinc.backends.cuda.kernels.elementwise import glu_act
-from zinc.backends.cuda.kernels.quant import dq64, raw64
+from zinc.backends.cuda.kernels.quant import sub64
 
 GATINGS = {"softmax": 0, "sigmoid": 1, "softmax_weight": 2}
 
@@ -131,7 +131,7 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
     """Grouped expert GEMM, one launch for every expert hit: program (m, n) takes the BM (token, slot) pairs
     pairs[m * BM ...] (-1: padding) that all chose expert block_e[m] (-1: an unused block) and computes columns
     n * BN ... of their x @ W_e^T (x row: the pair's token with PER_TOKEN, else the pair itself), each of the
-    expert's weight tiles dequantized once (`quant.raw64` / `dq64`: Q4_K, Q6_K, Q8_0, MXFP4; f16 operands, f32
+    expert's weight tiles dequantized once (`quant.sub64`: Q4_K, Q6_K, Q8_0, MXFP4; f16 operands, f32
     accumulation). GLU: a second weight (a2..d2) of the same type and shape, out = act(x W^T) * (x W2^T).
     out (pairs, N) f32, row = pair id. SWAP: the products as W x^T (the weight tile the dot's first operand), out
     stored transposed. Split K: program (m, n, s) sums columns s * KS ... (s + 1) * KS - 1 of K (KS a multiple of 64
@@ -163,15 +163,12 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
     k_lo = tl.program_id(2) * KS
     part = out + tl.program_id(2).to(tl.int64) * so
     for k0 in range(k_lo, k_lo + KS, 64):
-        A, B, C, D, E = raw64(a, b, c, d, r, k0, K, QT)
-        if GLU:
-            A2, B2, C2, D2, E2 = raw64(a2, b2, c2, d2, r, k0, K, QT)
         kk = k0 + tl.arange(0, 64)
         xa = tl.load(x + xr[:, None] * sx + kk[None, :], mask=pmask[:, None] & (kk < K)[None, :], other=0.0)
         xa = xa.to(tl.float16)
-        acc = _mma(dq64(A, B, C, D, E, k0, QT).to(tl.float16), xa, acc, SWAP)
+        acc = _mma(sub64(a, b, c, d, r, k0, K, QT).to(tl.float16), xa, acc, SWAP)
         if GLU:
-            acc2 = _mma(dq64(A2, B2, C2, D2, E2, k0, QT).to(tl.float16), xa, acc2, SWAP)
+            acc2 = _mma(sub64(a2, b2, c2, d2, r, k0, K, QT).to(tl.float16), xa, acc2, SWAP)
     if GLU:
         acc = glu_act(acc, acc2, ACT)
     if SWAP:
@@ -283,7 +280,7 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
     unswapped order was 4-15 % faster). splits (not with glu): K in that many equal chunks of whole 64-blocks (or the
     most up to it that divide K's blocks), each its own programs, their partial products summed after (more
     programs for a narrow N; the sum's order fixed). sems: int32 zeros, one a (block, column block) tile or more
-    (`semaphores`): the splits summed by the last of each tile inside the launch (the same order, no sum launch)."""
+    (`CudaOps._sems`): the splits summed by the last of each tile inside the launch (the same order, no sum launch)."""
     T, nsel = ids.shape
     bm = bm or block_rows(T * nsel, n_experts)
     swap = bm <= 32 or qtype == 39 if swap is None else swap
@@ -311,7 +308,7 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
 
 
 def tile_parts(parts, qtype: int) -> tuple:
-    """The four arrays `quant.raw64` reads of a weight's parts (`zinc.backends.cuda.weights`): Q4_K qs, sm4 and dm as
+    """The four arrays `quant.sub64` reads of a weight's parts (`zinc.backends.cuda.weights`): Q4_K qs, sm4 and dm as
     words (a step's scale fields two 4-byte words a row); the others their first four (one repeated)."""
     if qtype == 12:
         return parts[0], parts[4], parts[3].view(torch.int32), parts[0]

@@ -181,70 +181,49 @@ def _half(w, i):
 
 
 @triton.jit
-def raw64(a, b, c, d, r, k0, K, QT: tl.constexpr):
-    """The stored bytes of values k0 .. k0 + 63 (k0 a multiple of 64) of rows r (BN,) int64 of a Q4_K, Q6_K, Q8_0 or
-    MXFP4 weight, as loaded (five tensors, unused ones repeating one; the arrays `kernels.moe.tile_parts` picks), that
-    `dq64` makes the GEMM tile of `kernels.moe.experts_gemm` from. A step's Q4_K scale fields are two 4-byte words a row
-    (sm4, and d with dmin), so Triton's software pipeline copies them ahead as it does the nibbles: 1- and 2-byte loads
-    are too narrow for its asynchronous copies, and each step waited for them (offline sm_90 SASS, session 43: a Q4_K
-    GLU step's 12 global loads a thread -> none, 95 -> 80 registers; Q6_K's loads were all copied ahead already)."""
+def sub64(a, b, c, d, r, k0, K, QT: tl.constexpr):
+    """Values k0 .. k0 + 63 (k0 a multiple of 64) of rows r (BN,) int64 of a Q4_K, Q6_K, Q8_0 or MXFP4 weight (the
+    arrays `kernels.moe.tile_parts` picks) -> (BN, 64) (Q4_K, Q6_K: f16, the ints from their bits and times the
+    f16-rounded scales, `_small_f16`; Q8_0, MXFP4: f32), built as (BN, 2, 32) halves (values past K: 0): the GEMM tile
+    of `kernels.moe.experts_gemm`, small enough to stay in registers where `_tile`'s whole super-block does not. A
+    step's Q4_K scale fields are two 4-byte words a row (sm4, and d with dmin), so Triton's software pipeline copies
+    them ahead as it does the nibbles: 1- and 2-byte loads are too narrow for its asynchronous copies, and each step
+    waited for them (offline sm_90 SASS, session 43: a Q4_K GLU step's 12 global loads a thread -> none, 95 -> 80
+    registers; Q6_K's loads were all copied ahead already)."""
     h = tl.arange(0, 2)[None, :, None]
     l = tl.arange(0, 32)[None, None, :]
     rr = r[:, None, None]
     kb = k0 // 256
     j = (k0 % 256) // 64
-    if QT == 12:  # Q4_K: 32 nibble bytes hold sub-blocks 2j (low) and 2j + 1 (high); b = sm4 (their scales and
-        # mins in one word), c = dm as words (d, dmin)
-        A = tl.load(a + rr * (K // 2) + kb * 128 + j * 32 + l)
-        B = tl.load(b + rr * (K // 64) + k0 // 64)
-        D = tl.load(c + rr * (K // 256) + kb)
-        C = B
-        E = D
-    elif QT == 14:  # Q6_K: half j // 2 of the super-block: low nibbles, high bits, 16-value scales; d
-        A = tl.load(a + rr * (K // 2) + kb * 128 + (j // 2) * 64 + h * 32 + l)
-        B = tl.load(b + rr * (K // 4) + kb * 64 + (j // 2) * 32 + l)
-        C = tl.load(c + rr * (K // 16) + kb * 16 + j * 4 + h * 2 + l // 16)
-        D = tl.load(d + rr * (K // 256) + kb)
-        E = D
-    else:  # Q8_0 (blocks k0 / 32 + h: bytes, scale) or MXFP4 (byte i of a block: values i and i + 16; exponent)
-        blk = k0 // 32 + h
-        m = (blk < K // 32) & (rr >= 0)
-        if QT == 8:
-            A = tl.load(a + rr * K + blk * 32 + l, mask=m, other=0)
-        else:
-            A = tl.load(a + rr * (K // 2) + blk * 16 + l % 16, mask=m, other=0)
-        B = tl.load(b + rr * (K // 32) + blk, mask=m, other=0)
-        C = B
-        D = B
-        E = B
-    return A, B, C, D, E
-
-
-@triton.jit
-def dq64(A, B, C, D, E, k0, QT: tl.constexpr):
-    """The (BN, 64) GEMM tile from `raw64`'s bytes of the same k0, built as (BN, 2, 32) halves (values past K: 0):
-    Q4_K, Q6_K f16 (the ints from their bits, `_small_f16`, times the f16-rounded scales), Q8_0, MXFP4 f32. Small
-    enough to stay in registers where `_tile`'s whole super-block does not."""
-    h = tl.arange(0, 2)[None, :, None]
-    l = tl.arange(0, 32)[None, None, :]
-    j = (k0 % 256) // 64
-    if QT == 12:  # B: bytes scale 2j, 2j + 1, min 2j, 2j + 1; D: d (low half), dmin
-        q = (A.to(tl.int32) >> (h * 4)) & 15
-        scale = (_half(D, 0) * ((B >> (h * 8)) & 255).to(tl.float32)).to(tl.float16)
-        minus = (_half(D, 1) * ((B >> (16 + h * 8)) & 255).to(tl.float32)).to(tl.float16)
+    if QT == 12:  # Q4_K: 32 nibble bytes hold sub-blocks 2j (low) and 2j + 1 (high); b = sm4: their scales, mins
+        # (bytes 2j, 2j + 1 of each); c = dm as words: d (low half), dmin
+        q = (tl.load(a + rr * (K // 2) + kb * 128 + j * 32 + l).to(tl.int32) >> (h * 4)) & 15
+        sm = tl.load(b + rr * (K // 64) + k0 // 64)
+        dm = tl.load(c + rr * (K // 256) + kb)
+        scale = (_half(dm, 0) * ((sm >> (h * 8)) & 255).to(tl.float32)).to(tl.float16)
+        minus = (_half(dm, 1) * ((sm >> (16 + h * 8)) & 255).to(tl.float32)).to(tl.float16)
         w = _small_f16(q, 0) * scale - minus
-    elif QT == 14:  # quarters gq = 2 (j % 2) + h
+    elif QT == 14:  # Q6_K: half j // 2 of the super-block, quarters gq = 2 (j % 2) + h
         gq = 2 * (j % 2) + h
-        q = ((A.to(tl.int32) >> ((j % 2) * 4)) & 15) | (((B.to(tl.int32) >> (gq * 2)) & 3) << 4)
-        w = _small_f16(q, 32) * (C.to(tl.float32) * D.to(tl.float32)).to(tl.float16)
-    elif QT == 8:
-        w = A.to(tl.float32) * B.to(tl.float32)
-    else:  # times 2**(e - 128)
-        w = _fp4((A.to(tl.int32) >> ((l // 16) * 4)) & 15) * e8m0_half(B.to(tl.int32))
-    return tl.reshape(w, (A.shape[0], 64))
+        ql = tl.load(a + rr * (K // 2) + kb * 128 + (j // 2) * 64 + h * 32 + l).to(tl.int32)
+        qh = tl.load(b + rr * (K // 4) + kb * 64 + (j // 2) * 32 + l).to(tl.int32)
+        q = ((ql >> ((j % 2) * 4)) & 15) | (((qh >> (gq * 2)) & 3) << 4)
+        sc = tl.load(c + rr * (K // 16) + kb * 16 + j * 4 + h * 2 + l // 16).to(tl.float32)
+        w = _small_f16(q, 32) * (sc * tl.load(d + rr * (K // 256) + kb).to(tl.float32)).to(tl.float16)
+    elif QT == 8:  # Q8_0: blocks k0 / 32 + h
+        blk = k0 // 32 + h
+        ok = (blk < K // 32) & (rr >= 0)
+        q = tl.load(a + rr * K + blk * 32 + l, mask=ok, other=0).to(tl.float32)
+        w = q * tl.load(b + rr * (K // 32) + blk, mask=ok, other=0).to(tl.float32)
+    else:  # MXFP4: blocks k0 / 32 + h, byte i of a block holds values i and i + 16; times 2**(e - 128)
+        blk = k0 // 32 + h
+        ok = (blk < K // 32) & (rr >= 0)
+        q = (tl.load(a + rr * (K // 2) + blk * 16 + l % 16, mask=ok, other=0).to(tl.int32) >> ((l // 16) * 4)) & 15
+        w = _fp4(q) * e8m0_half(tl.load(b + rr * (K // 32) + blk, mask=ok, other=0).to(tl.int32))
+    return tl.reshape(w, (r.shape[0], 64))
 
 
-SUB64 = frozenset({12, 14, 8, 39})  # ggml types `raw64` / `dq64` read
+SUB64 = frozenset({12, 14, 8, 39})  # ggml types `sub64` reads
 
 
 @triton.jit
