@@ -412,6 +412,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 from zinc.backends.cuda.kernels import elementwise as kel  # noqa: E402
+from zinc.backends.cuda.kernels import quant as kquant  # noqa: E402
 
 
 @triton.jit
@@ -521,3 +522,27 @@ class _FixedDraw:
 
     def random(self) -> float:
         return self.u
+
+
+@triton.jit
+def _nibbles_kernel(q, lo, hi, R: tl.constexpr, C: tl.constexpr, ASM: tl.constexpr):
+    o = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+    a, b = kquant.nibbles_f16(tl.load(q + o), ASM)
+    tl.store(lo + o, a)
+    tl.store(hi + o, b)
+
+
+@pytest.mark.parametrize("asm", [False, True], ids=["int32", "ptx"])
+@pytest.mark.parametrize("shape", [(16, 32), (4, 64), (2, 128)])
+def test_nibbles_f16(asm, shape):
+    """`quant.nibbles_f16` (the tile GEMM's Q4_K values): each byte's low and high nibbles as f16, exactly, every
+    byte value in shuffled places, in tiles of several widths (which bytes one PTX instance gets is Triton's
+    choice); the PTX form only on a GPU (the interpreter runs no PTX)."""
+    if asm and DEVICE != "cuda":
+        pytest.skip("the PTX form needs a GPU")
+    rng = np.random.default_rng(sum(shape) + asm)
+    q = rng.permutation(np.resize(np.arange(256, dtype=np.uint8), shape[0] * shape[1])).reshape(shape)
+    lo = torch.full(shape, -1.0, dtype=torch.float16, device=DEVICE)
+    hi = torch.full(shape, -1.0, dtype=torch.float16, device=DEVICE)
+    _nibbles_kernel[(1,)](torch.from_numpy(q).to(DEVICE), lo, hi, R=shape[0], C=shape[1], ASM=asm)
+    assert (lo.cpu().numpy() == (q & 15)).all() and (hi.cpu().numpy() == (q >> 4)).all()

@@ -113,6 +113,9 @@ def weighted_sum(x: torch.Tensor, w: torch.Tensor, shared: torch.Tensor | None =
     return out
 
 
+NIBBLE_ASM = True  # Q4_K tiles' nibbles to f16 by `quant.nibbles_f16`'s PTX (A/B in call s44a; removed after)
+
+
 @triton.jit
 def _mma(wt, xa, acc, SWAP: tl.constexpr):
     """acc + one step's products of a weight tile wt (BN, 64) and x tile xa (BM, 64): (BN, BM) with SWAP (the weight
@@ -127,7 +130,8 @@ def _mma(wt, xa, acc, SWAP: tl.constexpr):
 @triton.jit
 def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K, NSEL, sx, KS, so, fin, sems,
                         QT: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, PER_TOKEN: tl.constexpr,
-                        GLU: tl.constexpr, ACT: tl.constexpr, SWAP: tl.constexpr, SERIAL: tl.constexpr = 0):
+                        GLU: tl.constexpr, ACT: tl.constexpr, SWAP: tl.constexpr, SERIAL: tl.constexpr = 0,
+                        ASM: tl.constexpr = 0):
     """Grouped expert GEMM, one launch for every expert hit: program (m, n) takes the BM (token, slot) pairs
     pairs[m * BM ...] (-1: padding) that all chose expert block_e[m] (-1: an unused block) and computes columns
     n * BN ... of their x @ W_e^T (x row: the pair's token with PER_TOKEN, else the pair itself), each of the
@@ -166,9 +170,9 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
         kk = k0 + tl.arange(0, 64)
         xa = tl.load(x + xr[:, None] * sx + kk[None, :], mask=pmask[:, None] & (kk < K)[None, :], other=0.0)
         xa = xa.to(tl.float16)
-        acc = _mma(sub64(a, b, c, d, r, k0, K, QT).to(tl.float16), xa, acc, SWAP)
+        acc = _mma(sub64(a, b, c, d, r, k0, K, QT, ASM).to(tl.float16), xa, acc, SWAP)
         if GLU:
-            acc2 = _mma(sub64(a2, b2, c2, d2, r, k0, K, QT).to(tl.float16), xa, acc2, SWAP)
+            acc2 = _mma(sub64(a2, b2, c2, d2, r, k0, K, QT, ASM).to(tl.float16), xa, acc2, SWAP)
     if GLU:
         acc = glu_act(acc, acc2, ACT)
     if SWAP:
@@ -302,7 +306,7 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
     experts_gemm_kernel[(block_e.numel(), triton.cdiv(n, bn), splits)](
         x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, n, k, nsel, x.stride(0), ks, T * nsel * n, fin,
         sems if serial else block_e, QT=qtype, BM=bm, BN=bn, PER_TOKEN=x.shape[0] == T and nsel > 1,
-        GLU=glu is not None, ACT=glu[1] if glu is not None else 0, SWAP=bool(swap), SERIAL=serial, num_warps=warps,
+        GLU=glu is not None, ACT=glu[1] if glu is not None else 0, SWAP=bool(swap), SERIAL=serial, ASM=x.is_cuda and NIBBLE_ASM, num_warps=warps,
         num_stages=stages)
     return (fin if serial else out[0] if splits == 1 else out.sum(0)).reshape(T, nsel, n)
 

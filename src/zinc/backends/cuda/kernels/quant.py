@@ -180,8 +180,42 @@ def _half(w, i):
     return ((w >> (16 * i)) & 0xFFFF).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
 
 
+_NIBBLES = tl.constexpr("""{
+.reg .b32 t0, t1, u, k, s, m;
+mov.b32 k, 0x64006400;
+mov.b32 s, 0x2C002C00;
+mov.b32 m, 0xD400D400;
+prmt.b32 t0, $4, 0, 0x7170;
+prmt.b32 t1, $4, 0, 0x7372;
+and.b32 u, t0, 0x000F000F;
+or.b32 u, u, 0x64006400;
+sub.f16x2 $0, u, k;
+and.b32 u, t1, 0x000F000F;
+or.b32 u, u, 0x64006400;
+sub.f16x2 $1, u, k;
+and.b32 u, t0, 0x00F000F0;
+or.b32 u, u, 0x64006400;
+fma.rn.f16x2 $2, u, s, m;
+and.b32 u, t1, 0x00F000F0;
+or.b32 u, u, 0x64006400;
+fma.rn.f16x2 $3, u, s, m;
+}""")  # four bytes -> their low nibbles (f16 pairs $0, $1) and high ones ($2, $3): each byte to a 16-bit lane, OR'd
+# into the bits of 1024 + v (f16 0x6400), minus 1024 (the high nibbles, 1024 + 16 v: times 1/16, minus 64), exact
+
+
 @triton.jit
-def sub64(a, b, c, d, r, k0, K, QT: tl.constexpr):
+def nibbles_f16(q, ASM: tl.constexpr):
+    """The low and high nibbles of bytes q (uint8) as f16 (exact): four bytes an instance of `_NIBBLES`, three
+    instructions a pair of values, on a GPU (ASM); else through int32 (the interpreter)."""
+    if ASM:
+        return tl.inline_asm_elementwise(_NIBBLES, "=r,=r,=r,=r,r", [q], dtype=(tl.float16, tl.float16),
+                                         is_pure=True, pack=4)
+    else:
+        return _small_f16(q.to(tl.int32) & 15, 0), _small_f16(q.to(tl.int32) >> 4, 0)
+
+
+@triton.jit
+def sub64(a, b, c, d, r, k0, K, QT: tl.constexpr, ASM: tl.constexpr = 0):
     """Values k0 .. k0 + 63 (k0 a multiple of 64) of rows r (BN,) int64 of a Q4_K, Q6_K, Q8_0 or MXFP4 weight (the
     arrays `kernels.moe.tile_parts` picks) -> (BN, 64) (Q4_K, Q6_K: f16, the ints from their bits and times the
     f16-rounded scales, `_small_f16`; Q8_0, MXFP4: f32), built as (BN, 2, 32) halves (values past K: 0): the GEMM tile
@@ -197,12 +231,13 @@ def sub64(a, b, c, d, r, k0, K, QT: tl.constexpr):
     j = (k0 % 256) // 64
     if QT == 12:  # Q4_K: 32 nibble bytes hold sub-blocks 2j (low) and 2j + 1 (high); b = sm4: their scales, mins
         # (bytes 2j, 2j + 1 of each); c = dm as words: d (low half), dmin
-        q = (tl.load(a + rr * (K // 2) + kb * 128 + j * 32 + l).to(tl.int32) >> (h * 4)) & 15
-        sm = tl.load(b + rr * (K // 64) + k0 // 64)
-        dm = tl.load(c + rr * (K // 256) + kb)
-        scale = (_half(dm, 0) * ((sm >> (h * 8)) & 255).to(tl.float32)).to(tl.float16)
-        minus = (_half(dm, 1) * ((sm >> (16 + h * 8)) & 255).to(tl.float32)).to(tl.float16)
-        w = _small_f16(q, 0) * scale - minus
+        lo, hi = nibbles_f16(tl.load(a + r[:, None] * (K // 2) + kb * 128 + j * 32 + tl.arange(0, 32)[None, :]), ASM)
+        sm = tl.load(b + r * (K // 64) + k0 // 64)[:, None]
+        dm = tl.load(c + r * (K // 256) + kb)[:, None]
+        sd, sn = _half(dm, 0), _half(dm, 1)  # the super-block's d and dmin
+        lo = lo * (sd * (sm & 255).to(tl.float32)).to(tl.float16) - (sn * ((sm >> 16) & 255).to(tl.float32)).to(tl.float16)
+        hi = hi * (sd * ((sm >> 8) & 255).to(tl.float32)).to(tl.float16) - (sn * ((sm >> 24) & 255).to(tl.float32)).to(tl.float16)
+        w = tl.permute(tl.join(lo, hi), (0, 2, 1))
     elif QT == 14:  # Q6_K: half j // 2 of the super-block, quarters gq = 2 (j % 2) + h
         gq = 2 * (j % 2) + h
         ql = tl.load(a + rr * (K // 2) + kb * 128 + (j // 2) * 64 + h * 32 + l).to(tl.int32)
