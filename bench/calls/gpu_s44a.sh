@@ -1,7 +1,7 @@
 # Session 44, call a (any card, ~8 min). Three tile GEMM changes built without a GPU:
 # 1. each step's Q4_K scale fields loaded as 4-byte words (`moe.tile_parts`, session 43), so Triton's pipeline copies
 #    them ahead (offline SASS: no synchronous global load left in the loop); the same products; in all three configs;
-# 2. a Q4_K tile's nibbles to f16 by PTX (`quant.nibbles_f16`: 4 bytes -> 8 exact f16 in 10 instructions; offline
+# 2. Q4_K and Q6_K tiles to f16 by PTX (Q6_K: offline SASS 539 -> 301 loop instructions); (`quant.nibbles_f16`: 4 bytes -> 8 exact f16 in 10 instructions; offline
 #    sm_90 SASS: GLU loop 314 -> 267 instructions, 64-column 290 -> 243), A/B by moe.NIBBLE_ASM;
 # 3. the K-splits summed inside the launch by each tile's last split (ops.SPLIT_SUMS_IN_LAUNCH, off until measured).
 # Configs: base (asm off, sums off), asm, asm+sums. GPU tests of the tile GEMM and the nibbles; a 64-sequence Qwen3-8B
@@ -13,7 +13,7 @@ nvidia-smi --query-gpu=name --format=csv,noheader
 (python3 -m zinc.synth qwen3-8b -o .real/q8b.gguf --ftype Q4_K_M -q; python3 -m zinc.synth qwen35-35b-a3b -o .real/q35.gguf --ftype Q4_K_M -q) > /tmp/synth.log 2>&1 &
 date
 timeout 120 python3 -m pytest -q -p no:cacheprovider --tb=short -rfE tests/backends/test_cuda_kernels.py \
-  tests/backends/test_cuda_experts_gemm.py -k "tiles_gemm or experts_gemm or nibbles" > $OUT/r/t_a.log 2>&1
+  tests/backends/test_cuda_experts_gemm.py -k "tiles_gemm or experts_gemm or nibbles or six_bits" > $OUT/r/t_a.log 2>&1
 echo "== tests rc=$?"; grep -E "^(FAILED|ERROR)|passed|failed|Fatal" $OUT/r/t_a.log | head -20 | cut -c1-300
 wait; date
 set_() { echo "import zinc.backends.cuda.ops as o, zinc.backends.cuda.kernels.moe as m; m.NIBBLE_ASM = $1; o.SPLIT_SUMS_IN_LAUNCH = $2"; }

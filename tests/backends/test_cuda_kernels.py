@@ -546,3 +546,26 @@ def test_nibbles_f16(asm, shape):
     hi = torch.full(shape, -1.0, dtype=torch.float16, device=DEVICE)
     _nibbles_kernel[(1,)](torch.from_numpy(q).to(DEVICE), lo, hi, R=shape[0], C=shape[1], ASM=asm)
     assert (lo.cpu().numpy() == (q & 15)).all() and (hi.cpu().numpy() == (q >> 4)).all()
+
+
+@triton.jit
+def _six_bits_kernel(ql, qh, out, s, t, R: tl.constexpr, C: tl.constexpr, ASM: tl.constexpr):
+    o = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+    tl.store(out + o, kquant.six_bits_f16(tl.load(ql + o), tl.load(qh + o), s, t, ASM))
+
+
+@pytest.mark.parametrize("asm", [False, True], ids=["int32", "ptx"])
+@pytest.mark.parametrize("shape", [(16, 32), (4, 64)])
+def test_six_bits_f16(asm, shape):
+    """`quant.six_bits_f16` (the tile GEMM's Q6_K values): ((ql >> s) & 15) | ((qh >> t) & 3) << 4, minus 32, as f16,
+    exactly, for every shift the tiles use, random bytes; the PTX form only on a GPU."""
+    if asm and DEVICE != "cuda":
+        pytest.skip("the PTX form needs a GPU")
+    rng = np.random.default_rng(sum(shape) + asm)
+    ql, qh = (rng.integers(0, 256, shape, dtype=np.uint8) for _ in range(2))
+    for s, t in ((0, 0), (0, 2), (4, 4), (4, 6)):
+        out = torch.full(shape, 99.0, dtype=torch.float16, device=DEVICE)
+        _six_bits_kernel[(1,)](torch.from_numpy(ql).to(DEVICE), torch.from_numpy(qh).to(DEVICE), out, s, t,
+                               R=shape[0], C=shape[1], ASM=asm)
+        want = (((ql >> s) & 15) | (((qh >> t) & 3) << 4)).astype(np.float32) - 32
+        assert (out.cpu().numpy() == want).all(), (s, t)

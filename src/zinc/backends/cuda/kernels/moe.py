@@ -316,6 +316,8 @@ def tile_parts(parts, qtype: int) -> tuple:
     words (a step's scale fields two 4-byte words a row); the others their first four (one repeated)."""
     if qtype == 12:
         return parts[0], parts[4], parts[3].view(torch.int32), parts[0]
+    if qtype == 14:
+        return parts[0], parts[1], parts[2].view(torch.int32), parts[3]
     return tuple((list(parts) + [parts[0]] * 4)[:4])
 
 

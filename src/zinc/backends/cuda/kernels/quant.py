@@ -214,6 +214,36 @@ def nibbles_f16(q, ASM: tl.constexpr):
         return _small_f16(q.to(tl.int32) & 15, 0), _small_f16(q.to(tl.int32) >> 4, 0)
 
 
+_SIX_BITS = tl.constexpr("""{
+.reg .b32 v, u, t0, t1, k;
+mov.b32 k, 0x64206420;
+shr.b32 v, $2, $4;
+and.b32 v, v, 0x0F0F0F0F;
+shr.b32 u, $3, $8;
+and.b32 u, u, 0x03030303;
+shl.b32 u, u, 4;
+or.b32 v, v, u;
+prmt.b32 t0, v, 0, 0x7170;
+prmt.b32 t1, v, 0, 0x7372;
+or.b32 t0, t0, 0x64006400;
+or.b32 t1, t1, 0x64006400;
+sub.f16x2 $0, t0, k;
+sub.f16x2 $1, t1, k;
+}""")  # four Q6_K values: ql's nibbles ($2 >> $4) and qh's 2-bit fields ($3 >> $8) of each byte, as 1024 + q in f16
+# bits, minus 1024 + 32
+
+
+@triton.jit
+def six_bits_f16(ql, qh, s, t, ASM: tl.constexpr):
+    """Q6_K values q - 32 as f16 (exact), q = ((ql >> s) & 15) | ((qh >> t) & 3) << 4 of bytes ql, qh (uint8): four
+    an instance of `_SIX_BITS` on a GPU (ASM), else through int32."""
+    if ASM:
+        return tl.inline_asm_elementwise(_SIX_BITS, "=r,=r,r,r,r,r,r,r,r,r,r,r", [ql, qh, s, t], dtype=tl.float16,
+                                         is_pure=True, pack=4)
+    else:
+        return _small_f16(((ql.to(tl.int32) >> s) & 15) | (((qh.to(tl.int32) >> t) & 3) << 4), 32)
+
+
 @triton.jit
 def sub64(a, b, c, d, r, k0, K, QT: tl.constexpr, ASM: tl.constexpr = 0):
     """Values k0 .. k0 + 63 (k0 a multiple of 64) of rows r (BN,) int64 of a Q4_K, Q6_K, Q8_0 or MXFP4 weight (the
@@ -238,13 +268,19 @@ def sub64(a, b, c, d, r, k0, K, QT: tl.constexpr, ASM: tl.constexpr = 0):
         lo = lo * (sd * (sm & 255).to(tl.float32)).to(tl.float16) - (sn * ((sm >> 16) & 255).to(tl.float32)).to(tl.float16)
         hi = hi * (sd * ((sm >> 8) & 255).to(tl.float32)).to(tl.float16) - (sn * ((sm >> 24) & 255).to(tl.float32)).to(tl.float16)
         w = tl.permute(tl.join(lo, hi), (0, 2, 1))
-    elif QT == 14:  # Q6_K: half j // 2 of the super-block, quarters gq = 2 (j % 2) + h
-        gq = 2 * (j % 2) + h
-        ql = tl.load(a + rr * (K // 2) + kb * 128 + (j // 2) * 64 + h * 32 + l).to(tl.int32)
-        qh = tl.load(b + rr * (K // 4) + kb * 64 + (j // 2) * 32 + l).to(tl.int32)
-        q = ((ql >> ((j % 2) * 4)) & 15) | (((qh >> (gq * 2)) & 3) << 4)
-        sc = tl.load(c + rr * (K // 16) + kb * 16 + j * 4 + h * 2 + l // 16).to(tl.float32)
-        w = _small_f16(q, 32) * (sc * tl.load(d + rr * (K // 256) + kb).to(tl.float32)).to(tl.float16)
+    elif QT == 14:  # Q6_K: half j // 2 of the super-block, its quarters 2 (j % 2) (lo) and 2 (j % 2) + 1 (hi); c =
+        # the 16-value scales as words: the step's four, one a row
+        lc = tl.arange(0, 32)[None, :]
+        ql = a + r[:, None] * (K // 2) + kb * 128 + (j // 2) * 64 + lc
+        qh = tl.load(b + r[:, None] * (K // 4) + kb * 64 + (j // 2) * 32 + lc)
+        sc = tl.load(c + r * (K // 64) + k0 // 64)
+        sd = tl.load(d + r * (K // 256) + kb).to(tl.float32)
+        s01 = tl.join(((sc << 24) >> 24).to(tl.float32) * sd, ((sc << 16) >> 24).to(tl.float32) * sd)
+        s23 = tl.join(((sc << 8) >> 24).to(tl.float32) * sd, (sc >> 24).to(tl.float32) * sd)
+        lo = tl.reshape(six_bits_f16(tl.load(ql), qh, (j % 2) * 4, (j % 2) * 4, ASM), (r.shape[0], 2, 16))
+        hi = tl.reshape(six_bits_f16(tl.load(ql + 32), qh, (j % 2) * 4, (j % 2) * 4 + 2, ASM), (r.shape[0], 2, 16))
+        w = tl.join(lo * s01.to(tl.float16)[:, :, None], hi * s23.to(tl.float16)[:, :, None])
+        w = tl.reshape(tl.permute(w, (0, 3, 1, 2)), (r.shape[0], 2, 32))
     elif QT == 8:  # Q8_0: blocks k0 / 32 + h
         blk = k0 // 32 + h
         ok = (blk < K // 32) & (rr >= 0)
