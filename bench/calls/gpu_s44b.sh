@@ -1,0 +1,41 @@
+# Session 44, call b (any card, ~4 min): where the 64-row tile GEMM's time goes. Nsight Compute on
+# experts_gemm_kernel at Qwen3-8B's Q / O shape (Q4_K 4096 x 4096, 64 rows, 64 columns, 8 K-splits: 512 programs of
+# 8 steps) and its gate + up (32 columns, 384 programs of 64 steps): duration, stall reasons, occupancy, the SASS lines
+# with the most stall samples; then the tiles bench at 64 rows over a small grid (session 43 H100: Q / O 31.4 us, gate +
+# up 113.7, down Q6_K 82.5).
+export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src
+mkdir -p $OUT/r
+nvidia-smi --query-gpu=name --format=csv,noheader
+N=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
+for s in "0 64,4,3,0,8 qo" "3 32,4,3,0,1 gu"; do
+  set -- $s
+  timeout 150 $N --clock-control none -k regex:experts_gemm --launch-skip 2 --launch-count 1 --section SpeedOfLight \
+    --section Occupancy --section WarpStateStats --section SourceCounters --section LaunchStats \
+    -o $OUT/r/$3 python3 bench/cuda_tiles_gemm_bench.py --rows 64 --shapes $1 --configs "$2" --out /tmp > $OUT/r/ncu_$3.log 2>&1
+  tail -1 $OUT/r/ncu_$3.log
+  $N -i $OUT/r/$3.ncu-rep --print-summary none --page details --csv > $OUT/r/details_$3.csv 2>&1
+  python3 - $OUT/r/details_$3.csv <<'PY'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+hi = next(i for i, r in enumerate(rows) if "Metric Name" in r)
+h = rows[hi]; ix = {c: i for i, c in enumerate(h)}
+for r in rows[hi + 1:]:
+    if len(r) == len(h) and r[ix["Section Name"]] in ("GPU Speed Of Light Throughput", "Warp State Statistics",
+                                                      "Occupancy", "Launch Statistics"):
+        print(r[ix["Metric Name"]][:44].ljust(44), r[ix["Metric Value"]], r[ix["Metric Unit"]])
+PY
+  $N -i $OUT/r/$3.ncu-rep --page source --csv --print-source sass > $OUT/r/src_$3.csv 2>&1
+  python3 bench/ncu_top.py $OUT/r/src_$3.csv 14 | cut -c1-150
+  $N -i $OUT/r/$3.ncu-rep --page raw --csv 2>/dev/null | python3 -c "
+import csv, sys
+r = list(csv.reader(sys.stdin)); h, v = r[0], r[-1]
+for n, x in zip(h, v):
+    if 'smsp__pcsamp_warps_issue_stalled' in n and not n.endswith('not_issued'):
+        try:
+            if float(x.replace(',', '')) > 0: print(n.replace('smsp__pcsamp_warps_issue_stalled_', 'stall ').ljust(50), x)
+        except ValueError: pass
+"
+  rm -f $OUT/r/$3.ncu-rep
+done
+timeout 150 python3 bench/cuda_tiles_gemm_bench.py --rows 64 --shapes 0,3,4 --out $OUT/r \
+  --configs "64,4,3,0,8;64,4,4,0,8;64,8,3,0,8;64,4,3,1,8;32,4,3,0,1;32,8,3,0,1;64,4,3,1,1;64,4,3,0,4;64,4,3,0,16" 2>&1 | tail -32
