@@ -131,7 +131,7 @@ def _mma(wt, xa, acc, SWAP: tl.constexpr):
 def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K, NSEL, sx, KS, so, fin, sems,
                         QT: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, PER_TOKEN: tl.constexpr,
                         GLU: tl.constexpr, ACT: tl.constexpr, SWAP: tl.constexpr, SERIAL: tl.constexpr = 0,
-                        ASM: tl.constexpr = 0):
+                        ASM: tl.constexpr = 0, STEPS: tl.constexpr = 1):
     """Grouped expert GEMM, one launch for every expert hit: program (m, n) takes the BM (token, slot) pairs
     pairs[m * BM ...] (-1: padding) that all chose expert block_e[m] (-1: an unused block) and computes columns
     n * BN ... of their x @ W_e^T (x row: the pair's token with PER_TOKEN, else the pair itself), each of the
@@ -166,11 +166,18 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
         acc2 = tl.zeros([BM, BN], tl.float32)
     k_lo = tl.program_id(2) * KS
     part = out + tl.program_id(2).to(tl.int64) * so
-    for k0 in range(k_lo, k_lo + KS, 64):
+    for k0 in range(k_lo, k_lo + KS, 64 * STEPS):
         kk = k0 + tl.arange(0, 64)
         xa = tl.load(x + xr[:, None] * sx + kk[None, :], mask=pmask[:, None] & (kk < K)[None, :], other=0.0)
         xa = xa.to(tl.float16)
-        acc = _mma(sub64(a, b, c, d, r, k0, K, QT, ASM).to(tl.float16), xa, acc, SWAP)
+        w = sub64(a, b, c, d, r, k0, K, QT, ASM).to(tl.float16)
+        if STEPS == 2:
+            xb = tl.load(x + xr[:, None] * sx + 64 + kk[None, :], mask=pmask[:, None] & (kk + 64 < K)[None, :],
+                         other=0.0).to(tl.float16)
+            wb = sub64(a, b, c, d, r, k0 + 64, K, QT, ASM).to(tl.float16)
+            acc = _mma(wb, xb, _mma(w, xa, acc, SWAP), SWAP)
+        else:
+            acc = _mma(w, xa, acc, SWAP)
         if GLU:
             acc2 = _mma(sub64(a2, b2, c2, d2, r, k0, K, QT, ASM).to(tl.float16), xa, acc2, SWAP)
     if GLU:
@@ -275,7 +282,8 @@ def expert_order(ids: torch.Tensor) -> torch.Tensor:
 
 def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: int, ids: torch.Tensor,
                  aligned=None, glu=None, bm: int = 0, bn: int = 64, warps: int = 4, stages: int = 3,
-                 swap: bool | None = None, splits: int = 1, sems: torch.Tensor | None = None) -> torch.Tensor:
+                 swap: bool | None = None, splits: int = 1, sems: torch.Tensor | None = None,
+                 steps: int = 1) -> torch.Tensor:
     """x (T, K) or (T * k, K) f32, a quantized stack (E, N, K) as `parts` of type qtype, ids (T, k) ->
     (T, k, N) f32 through `experts_gemm_kernel`; aligned: `align_pairs(ids, E, bm)` when already made;
     glu: (parts of the up stack, GLU_ACTS code) for act(x Wg^T) * (x Wu^T). swap: the kernel's SWAP, by default
@@ -306,7 +314,8 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
     experts_gemm_kernel[(block_e.numel(), triton.cdiv(n, bn), splits)](
         x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, n, k, nsel, x.stride(0), ks, T * nsel * n, fin,
         sems if serial else block_e, QT=qtype, BM=bm, BN=bn, PER_TOKEN=x.shape[0] == T and nsel > 1,
-        GLU=glu is not None, ACT=glu[1] if glu is not None else 0, SWAP=bool(swap), SERIAL=serial, ASM=x.is_cuda and NIBBLE_ASM, num_warps=warps,
+        GLU=glu is not None, ACT=glu[1] if glu is not None else 0, SWAP=bool(swap), SERIAL=serial, ASM=x.is_cuda and NIBBLE_ASM,
+        STEPS=steps if glu is None and ks % (64 * steps) == 0 else 1, num_warps=warps,
         num_stages=stages)
     return (fin if serial else out[0] if splits == 1 else out.sum(0)).reshape(T, nsel, n)
 
