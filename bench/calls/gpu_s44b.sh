@@ -1,8 +1,9 @@
 # Session 44, call b (any card, ~4 min): where the 64-row tile GEMM's time goes. Nsight Compute on
 # experts_gemm_kernel at Qwen3-8B's Q / O shape (Q4_K 4096 x 4096, 64 rows, 64 columns, 8 K-splits: 512 programs of
 # 8 steps) and its gate + up (32 columns, 384 programs of 64 steps): duration, stall reasons, occupancy, the SASS lines
-# with the most stall samples; then the tiles bench at 64 rows over a small grid (session 43 H100: Q / O 31.4 us, gate +
-# up 113.7, down Q6_K 82.5), with two 64-value steps a loop iteration (the 6th field: moe.experts_gemm steps).
+# with the most stall samples; then the tiles bench for gate + up at 64 rows (session 43 H100: 113.7 us) with wider
+# tiles and K split, summed and activated inside the launch (new: the 7th config field): x tile traffic from L2 is
+# N / columns x 512 KB a weight, 3.5x the weight bytes for gate + up at 32 columns.
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src
 mkdir -p $OUT/r
 nvidia-smi --query-gpu=name --format=csv,noheader
@@ -37,5 +38,6 @@ for n, x in zip(h, v):
 "
   rm -f $OUT/r/$3.ncu-rep
 done
-timeout 150 python3 bench/cuda_tiles_gemm_bench.py --rows 64 --shapes 0,3,4 --out $OUT/r \
-  --configs "64,4,3,0,8;64,4,4,0,8;64,8,3,0,8;64,4,3,1,8;32,4,3,0,1;32,8,3,0,1;64,4,3,1,1;64,4,3,0,4;64,4,3,0,16;64,4,3,0,8,2;64,4,2,0,8,2;64,4,3,0,4,2;64,4,3,1,8,2" 2>&1 | tail -32
+timeout 200 python3 bench/cuda_tiles_gemm_bench.py --rows 64 --shapes 3 --out $OUT/r \
+  --configs "32,4,3,0,1;32,8,3,0,1;64,4,3,1,1;64,4,3,0,1;32,4,3,0,2,1,1;64,4,3,1,2,1,1;64,4,3,0,2,1,1;64,4,3,1,4,1,1;128,8,3,0,4,1,1;128,4,3,1,4,1,1;128,8,3,1,2,1,1" 2>&1 | tail -5
+mv $OUT/r/tiles-gemm.json $OUT/r/tiles-gemm-glu.json

@@ -154,3 +154,40 @@ def test_experts_gemm_two_steps(ops, t, swap):
         got = experts_gemm(ops.from_numpy(x), ops.upload(q).parts, int(t), e, n, k, ops.from_numpy(ids), bm=16, bn=16,
                            swap=swap, splits=splits, steps=2)
         assert rel(ops.to_numpy(got), y) < 3e-3
+
+
+@pytest.mark.parametrize("t", [T.Q4_K, T.Q6_K], ids=lambda t: t.name)
+@pytest.mark.parametrize("swap", [False, True])
+def test_experts_gemm_glu_split_in_launch(ops, monkeypatch, t, swap):
+    """The GLU form with K split and summed inside the launch (sems): gate and up slices summed by each tile's last
+    split, then the activation; the counters back at zero after; without sems the GLU keeps K whole (the launch
+    grid's third axis)."""
+    from zinc.backends.cuda.kernels import moe as kmoe
+    from zinc.backends.cuda.kernels.elementwise import GLU_ACTS
+    from zinc.backends.cuda.kernels.moe import experts_gemm
+
+    grids, kernel = [], kmoe.experts_gemm_kernel
+
+    class Spy:
+        def __getitem__(self, grid):
+            grids.append(grid[2])
+            return kernel[grid]
+
+    monkeypatch.setattr(kmoe, "experts_gemm_kernel", Spy())
+
+    rng = np.random.default_rng(int(t) + 5 * swap)
+    e, n, k, n_tok, nsel = 4, 23, 768, 6, 2
+    qs = [QTensor(f"w{i}", t, (e, n, k), random_blocks(t, e * n * k, rng, scale=0.05)) for i in range(2)]
+    ws = [q.dequantize().astype(np.float64).reshape(e, n, k) for q in qs]
+    ids = _ids(rng, n_tok, e, nsel)
+    x = rng.standard_normal((n_tok, k)).astype(np.float32)
+    g = np.einsum("tk,tsnk->tsn", x.astype(np.float64), ws[0][ids])
+    y = g / (1.0 + np.exp(-g)) * np.einsum("tk,tsnk->tsn", x.astype(np.float64), ws[1][ids])
+    sems = torch.zeros(64, dtype=torch.int32, device=DEVICE)
+    for splits, counters in ((3, sems), (4, sems), (3, None)):
+        got = experts_gemm(ops.from_numpy(x), ops.upload(qs[0]).parts, int(t), e, n, k, ops.from_numpy(ids),
+                           glu=(ops.upload(qs[1]).parts, GLU_ACTS["silu"]), bm=16, bn=16, swap=swap, splits=splits,
+                           sems=counters)
+        assert rel(ops.to_numpy(got), y) < 3e-3
+        assert int(sems.abs().sum()) == 0
+    assert grids == [3, 4, 1]

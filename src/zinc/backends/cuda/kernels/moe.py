@@ -141,7 +141,8 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
     stored transposed. Split K: program (m, n, s) sums columns s * KS ... (s + 1) * KS - 1 of K (KS a multiple of 64
     that divides K) into out + s * so (one (pairs, N) slice a split, summed after; without splits KS >= K, one slice).
     SERIAL (the SERIAL splits of K): the last split of a tile to finish sums the tile's slices in split order into fin
-    (pairs, N), counted on sems[tile] (int32, zero before, zero again after: no launch to clear or sum them).
+    (pairs, N), counted on sems[tile] (int32, zero before, zero again after: no launch to clear or sum them); with GLU
+    the up products' slices follow the gate's (out + (SERIAL + s) * so), the activation applied to the sums.
     (Session 43, H100: each step's weight bytes loaded one or two steps ahead in registers lost at 64 rows, zinc bench
     tg64 of 64 sequences 4,258 -> 3,160 / 2,846 tok/s, bench/RESULTS.md.)"""
     pm = tl.program_id(0)
@@ -180,7 +181,7 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
             acc = _mma(w, xa, acc, SWAP)
         if GLU:
             acc2 = _mma(sub64(a2, b2, c2, d2, r, k0, K, QT, ASM).to(tl.float16), xa, acc2, SWAP)
-    if GLU:
+    if GLU and not SERIAL:
         acc = glu_act(acc, acc2, ACT)
     if SWAP:
         off = pc.to(tl.int64)[None, :] * N + n[:, None]
@@ -189,6 +190,8 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
         off = pc.to(tl.int64)[:, None] * N + n[None, :]
         om = pmask[:, None] & nm[None, :]
     tl.store(part + off, acc, mask=om)
+    if GLU and SERIAL:  # the up products' slices after the gate's
+        tl.store(part + SERIAL * so + off, acc2, mask=om)
     if SERIAL:  # the slices' stores before the count (release), the last split's loads after it (acquire)
         tile = pm * tl.num_programs(1) + tl.program_id(1)
         tl.debug_barrier()
@@ -196,6 +199,11 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
             total = tl.load(out + off, mask=om, other=0.0, cache_modifier=".cg")
             for s in range(1, SERIAL):
                 total += tl.load(out + s * so + off, mask=om, other=0.0, cache_modifier=".cg")
+            if GLU:
+                up = tl.load(out + SERIAL * so + off, mask=om, other=0.0, cache_modifier=".cg")
+                for s in range(SERIAL + 1, 2 * SERIAL):
+                    up += tl.load(out + s * so + off, mask=om, other=0.0, cache_modifier=".cg")
+                total = glu_act(total, up, ACT)
             tl.store(fin + off, total, mask=om)
             tl.atomic_xchg(sems + tile, 0)
 
@@ -289,7 +297,7 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
     glu: (parts of the up stack, GLU_ACTS code) for act(x Wg^T) * (x Wu^T). swap: the kernel's SWAP, by default
     for blocks of up to 32 pairs and for MXFP4 (`bench/cuda_experts_gemm_bench.py`, session 16: Qwen3.5's experts
     at 512 tokens 540 -> 381 us gate + up, GPT-OSS's 1,341 -> 1,087; with 64-pair blocks of Q4_K / Q6_K the
-    unswapped order was 4-15 % faster). splits (not with glu): K in that many equal chunks of whole 64-blocks (or the
+    unswapped order was 4-15 % faster). splits (with glu only summed in the launch): K in that many equal chunks of whole 64-blocks (or the
     most up to it that divide K's blocks), each its own programs, their partial products summed after (more
     programs for a narrow N; the sum's order fixed). sems: int32 zeros, one a (block, column block) tile or more
     (`CudaOps._sems`): the splits summed by the last of each tile inside the launch (the same order, no sum launch)."""
@@ -302,14 +310,16 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
     # of L2 reads a layer), the same products
     x = x.reshape(-1, k).to(torch.float16).contiguous()
     blocks = triton.cdiv(k, 64)
-    splits = max(s for s in range(1, min(splits, blocks) + 1) if blocks % s == 0) if glu is None and k % 64 == 0 \
-        else 1
+    tiles = block_e.numel() * triton.cdiv(n, bn)
+    in_launch = sems is not None and sems.numel() >= tiles
+    splits = max(s for s in range(1, min(splits, blocks) + 1) if blocks % s == 0) \
+        if (glu is None or in_launch) and k % 64 == 0 else 1
     ks = k if splits == 1 else k // splits
-    out = torch.empty((splits, T * nsel, n), dtype=torch.float32, device=x.device)
+    serial = splits if splits > 1 and in_launch else 0
+    out = torch.empty((splits * (2 if serial and glu is not None else 1), T * nsel, n), dtype=torch.float32,
+                      device=x.device)
     a, b, c, d = tile_parts(parts, qtype)
     a2, b2, c2, d2 = tile_parts(glu[0], qtype) if glu is not None else (a, b, c, d)
-    tiles = block_e.numel() * triton.cdiv(n, bn)
-    serial = splits if splits > 1 and sems is not None and sems.numel() >= tiles else 0
     fin = torch.empty((T * nsel, n), dtype=torch.float32, device=x.device) if serial else out
     experts_gemm_kernel[(block_e.numel(), triton.cdiv(n, bn), splits)](
         x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, n, k, nsel, x.stride(0), ks, T * nsel * n, fin,
