@@ -6,7 +6,8 @@
 # 3. the K-splits summed inside the launch by each tile's last split (ops.SPLIT_SUMS_IN_LAUNCH, off until measured).
 # Configs: base (asm off, sums off), asm, asm+sums. GPU tests of the tile GEMM and the nibbles; a 64-sequence Qwen3-8B
 # step's kernels (session 43, H100, before all three: 10.908 ms, tile GEMM 8,224 us, torch sums 704 us); Qwen3.5-35B-A3B
-# 64-sequence step (s43 H100: 22.358 ms); zinc bench tg64 at 8 and 64 sequences (s43 H100: 958.4 / 5,912.1 tok/s).
+# 64-sequence step (s43 H100: 22.358 ms); zinc bench tg64 at 8 and 64 sequences, base and asm+sums (s43 H100: 958.4 /
+# 5,912.1 tok/s).
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src
 mkdir -p .real $OUT/r
 nvidia-smi --query-gpu=name --format=csv,noheader
@@ -28,7 +29,7 @@ for a in False True; do
     2>&1 | grep -E "wall|mmv|experts_gemm|delta|Error" | cut -c1-110
   mv $OUT/r/step-profile-x64-d128.json $OUT/r/step-profile-q35-x64-asm$a.json
 done
-for cfg in "False False" "True False" "True True"; do
+for cfg in "False False" "True True"; do
   set -- $cfg
   timeout 100 python3 -c "import sys; $(set_ $1 $2); from zinc.cli import main; sys.exit(main(sys.argv[1:]))" \
     bench -m .real/q8b.gguf --backend cuda -p 0 -n 64 --parallel 8,64 -r 1 --json > $OUT/r/s44a_asm$1_sums$2.json 2> /tmp/s.log
