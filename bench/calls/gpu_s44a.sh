@@ -1,4 +1,4 @@
-# Session 44, call a (any card, ~8 min). Three tile GEMM changes built without a GPU:
+# Session 44, call a (any card, up to ~9 min). Three tile GEMM changes built without a GPU:
 # 1. each step's Q4_K scale fields loaded as 4-byte words (`moe.tile_parts`, session 43), so Triton's pipeline copies
 #    them ahead (offline SASS: no synchronous global load left in the loop); the same products; in all three configs;
 # 2. Q4_K and Q6_K tiles to f16 by PTX (Q6_K: offline SASS 539 -> 301 loop instructions); (`quant.nibbles_f16`: 4 bytes -> 8 exact f16 in 10 instructions; offline
@@ -24,7 +24,7 @@ for cfg in "False False" "True False" "True True"; do
     2>&1 | grep -E "wall|experts_gemm|reduce|Error" | cut -c1-110
   mv $OUT/r/step-profile-x64-d128.json $OUT/r/step-profile-q8b-x64-asm$1-sums$2.json
 done
-for a in False True; do
+for a in True; do
   timeout 70 python3 -c "import sys, runpy; $(set_ $a False); sys.argv = ['p', '.real/q35.gguf', '--seqs', '64', '--depth', '128', '--steps', '8', '--out', '$OUT/r']; runpy.run_path('bench/cuda_step_profile.py', run_name='__main__')" \
     2>&1 | grep -E "wall|mmv|experts_gemm|delta|Error" | cut -c1-110
   mv $OUT/r/step-profile-x64-d128.json $OUT/r/step-profile-q35-x64-asm$a.json
@@ -35,4 +35,14 @@ for cfg in "False False" "True True"; do
     bench -m .real/q8b.gguf --backend cuda -p 0 -n 64 --parallel 8,64 -r 1 --json > $OUT/r/s44a_asm$1_sums$2.json 2> /tmp/s.log
   echo "NIBBLE_ASM=$1 SPLIT_SUMS_IN_LAUNCH=$2"; grep -E "verified|: run|Error" /tmp/s.log | cut -c1-200
 done
+date
+# the rest only while the call has time left (the tiles grids of call c, shortened)
+if [ $SECONDS -lt 400 ]; then
+  timeout $((530 - SECONDS)) python3 bench/cuda_tiles_gemm_bench.py --rows 64 --shapes 0,3 --out $OUT/r \
+    --configs "64,4,3,0,8;64,4,3,0,8,1,1;64,4,3,0,8,2;128,8,3,0,16;128,8,3,0,16,1,1;128,4,3,1,16;32,4,3,0,1;64,4,3,0,2,1,1;128,8,3,0,4,1,1;64,4,3,1,2,1,1" 2>&1 | tail -3
+  python3 -c "
+import json, sys
+for r in sorted(json.load(open('$OUT/r/tiles-gemm.json'))['rows'], key=lambda r: (r['shape'], r['us'])):
+    print(f\"{r['shape']:8} {r['type']:5} {r['variant'][:60]:60} {r['us']:8.1f} us  err {r['rel_err']:.1e}\")"
+fi
 date
