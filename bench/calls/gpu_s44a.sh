@@ -39,7 +39,7 @@ date
 # the rest only while the call has time left (the tiles grids of call c, shortened)
 if [ $SECONDS -lt 400 ]; then
   timeout $((530 - SECONDS)) python3 bench/cuda_tiles_gemm_bench.py --rows 64 --shapes 0,3 --out $OUT/r \
-    --configs "64,4,3,0,8;64,4,3,0,8,1,1;64,4,3,0,8,2;128,8,3,0,16;128,8,3,0,16,1,1;128,4,3,1,16;32,4,3,0,1;64,4,3,0,2,1,1;128,8,3,0,4,1,1;64,4,3,1,2,1,1" 2>&1 | tail -3
+    --configs "64,4,3,0,8;64,4,3,0,8,1,1;64,4,3,0,8,2;128,8,3,0,16;128,8,3,0,16,1,1;128,4,3,1,16;32,4,3,0,1;32,4,3,0,2,1,1;32,4,3,0,4,1,1;64,4,3,0,2,1,1;128,8,3,0,4,1,1;64,4,3,1,2,1,1" 2>&1 | tail -3
   python3 -c "
 import json, sys
 for r in sorted(json.load(open('$OUT/r/tiles-gemm.json'))['rows'], key=lambda r: (r['shape'], r['us'])):
