@@ -4,7 +4,8 @@ against the whole-weight dequantize + cuBLAS it replaced and a cuBLAS f16 GEMM o
 (what a float16 copy of the weights would cost). Checked against a float32 product of the dequantized weight.
 Prints us, the weight's GB/s and the best configurations per (shape, rows); JSON under --out.
 
-    python bench/cuda_tiles_gemm_bench.py [--out DIR] [--rows 16,64,128] [--shapes 0,3] [--configs 'bn,w,st,swap,split[,steps[,sums]];...']
+    python bench/cuda_tiles_gemm_bench.py [--out DIR] [--rows 16,64,128] [--shapes 0,3]
+        [--configs 'bn,w,st,swap,split[,steps[,sums]];...']
 """
 
 from __future__ import annotations
@@ -96,7 +97,8 @@ def main() -> None:
 
                 def fn(bn=bn, w=w, st=st, sw=sw, sp=sp, steps=steps, sums=sums):
                     return kmoe.experts_gemm(x, ws[0].parts, int(t), 1, n, k, ids, aligned, bm=bm, bn=bn, warps=w,
-                                             stages=st, swap=bool(sw), splits=sp, sems=sems if sums else None, steps=steps,
+                                             stages=st, swap=bool(sw), splits=sp, sems=sems if sums else None,
+                                             steps=steps,
                                              glu=(ws[1].parts, kel.GLU_ACTS["silu"]) if glu else None)[:, 0]
                 variants.append((f"bm={bm} bn={bn} w={w} st={st} swap={sw} split={sp} steps={steps} sums={sums}", fn))
             for vname, fn in variants:

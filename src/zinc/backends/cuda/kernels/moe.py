@@ -113,7 +113,8 @@ def weighted_sum(x: torch.Tensor, w: torch.Tensor, shared: torch.Tensor | None =
     return out
 
 
-NIBBLE_ASM = True  # Q4_K tiles' nibbles to f16 by `quant.nibbles_f16`'s PTX (A/B in call s44a; removed after)
+NIBBLE_ASM = False  # Q4_K and Q6_K tiles to f16 by PTX (`quant.nibbles_f16`, `six_bits_f16`): off until call s44a has
+# run its GPU tests and A/B (no GPU came in session 44)
 
 
 @triton.jit
@@ -297,10 +298,12 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
     glu: (parts of the up stack, GLU_ACTS code) for act(x Wg^T) * (x Wu^T). swap: the kernel's SWAP, by default
     for blocks of up to 32 pairs and for MXFP4 (`bench/cuda_experts_gemm_bench.py`, session 16: Qwen3.5's experts
     at 512 tokens 540 -> 381 us gate + up, GPT-OSS's 1,341 -> 1,087; with 64-pair blocks of Q4_K / Q6_K the
-    unswapped order was 4-15 % faster). splits (with glu only summed in the launch): K in that many equal chunks of whole 64-blocks (or the
-    most up to it that divide K's blocks), each its own programs, their partial products summed after (more
-    programs for a narrow N; the sum's order fixed). sems: int32 zeros, one a (block, column block) tile or more
-    (`CudaOps._sems`): the splits summed by the last of each tile inside the launch (the same order, no sum launch)."""
+    unswapped order was 4-15 % faster). splits (with glu only summed in the launch): K in that many equal chunks of
+    whole 64-blocks (or the most up to it that divide K's blocks), each its own programs, their partial products
+    summed after (more programs for a narrow N; the sum's order fixed). sems: int32 zeros, one a (block, column
+    block) tile or more (`CudaOps._sems`): the splits summed by the last of each tile inside the launch (the same
+    order, no sum launch). steps: 64-value steps a loop iteration (2: both tiles dequantized before their dots; where
+    each split's K takes whole pairs of steps, else 1)."""
     T, nsel = ids.shape
     bm = bm or block_rows(T * nsel, n_experts)
     swap = bm <= 32 or qtype == 39 if swap is None else swap
@@ -324,8 +327,8 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
     experts_gemm_kernel[(block_e.numel(), triton.cdiv(n, bn), splits)](
         x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, n, k, nsel, x.stride(0), ks, T * nsel * n, fin,
         sems if serial else block_e, QT=qtype, BM=bm, BN=bn, PER_TOKEN=x.shape[0] == T and nsel > 1,
-        GLU=glu is not None, ACT=glu[1] if glu is not None else 0, SWAP=bool(swap), SERIAL=serial, ASM=x.is_cuda and NIBBLE_ASM,
-        STEPS=steps if glu is None and ks % (64 * steps) == 0 else 1, num_warps=warps,
+        GLU=glu is not None, ACT=glu[1] if glu is not None else 0, SWAP=bool(swap), SERIAL=serial,
+        ASM=x.is_cuda and NIBBLE_ASM, STEPS=steps if glu is None and ks % (64 * steps) == 0 else 1, num_warps=warps,
         num_stages=stages)
     return (fin if serial else out[0] if splits == 1 else out.sum(0)).reshape(T, nsel, n)
 

@@ -175,6 +175,12 @@ def _small_f16(q, bias: tl.constexpr):
 
 
 @triton.jit
+def _scaled(d, sm, shift: tl.constexpr):
+    """d (f32) times byte shift / 8 of words sm, rounded to f16."""
+    return (d * ((sm >> shift) & 255).to(tl.float32)).to(tl.float16)
+
+
+@triton.jit
 def _half(w, i):
     """f16 number i (0: the low half) of int32 words w, as f32."""
     return ((w >> (16 * i)) & 0xFFFF).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
@@ -265,8 +271,8 @@ def sub64(a, b, c, d, r, k0, K, QT: tl.constexpr, ASM: tl.constexpr = 0):
         sm = tl.load(b + r * (K // 64) + k0 // 64)[:, None]
         dm = tl.load(c + r * (K // 256) + kb)[:, None]
         sd, sn = _half(dm, 0), _half(dm, 1)  # the super-block's d and dmin
-        lo = lo * (sd * (sm & 255).to(tl.float32)).to(tl.float16) - (sn * ((sm >> 16) & 255).to(tl.float32)).to(tl.float16)
-        hi = hi * (sd * ((sm >> 8) & 255).to(tl.float32)).to(tl.float16) - (sn * ((sm >> 24) & 255).to(tl.float32)).to(tl.float16)
+        lo = lo * _scaled(sd, sm, 0) - _scaled(sn, sm, 16)
+        hi = hi * _scaled(sd, sm, 8) - _scaled(sn, sm, 24)
         w = tl.permute(tl.join(lo, hi), (0, 2, 1))
     elif QT == 14:  # Q6_K: half j // 2 of the super-block, its quarters 2 (j % 2) (lo) and 2 (j % 2) + 1 (hi); c =
         # the 16-value scales as words: the step's four, one a row
