@@ -1,14 +1,13 @@
-# Session 44, call b (any card, ~4 min): where the 64-row tile GEMM's time goes. Nsight Compute on
-# experts_gemm_kernel at Qwen3-8B's Q / O shape (Q4_K 4096 x 4096, 64 rows, 64 columns, 8 K-splits: 512 programs of
-# 8 steps) and its gate + up (32 columns, 384 programs of 64 steps): duration, stall reasons, occupancy, the SASS lines
-# with the most stall samples; then the tiles bench for gate + up at 64 rows (session 43 H100: 113.7 us) with wider
-# tiles and K split, summed and activated inside the launch (new: the 7th config field): x tile traffic from L2 is
-# N / columns x 512 KB a weight, 3.5x the weight bytes for gate + up at 32 columns.
+# Session 44, call b (any card, ~4 min; not run in session 44: for the next): where the 64-row tile GEMM's time goes.
+# Nsight Compute on experts_gemm_kernel at Qwen3-8B's Q / O shape (Q4_K 4096 x 4096, 64 rows, 64 columns, 8 K-splits:
+# 512 programs of 8 steps; session 44 H100: 20.0 us with its torch sum) and its gate + up (64 columns swapped, 2 K-splits
+# summed and activated in the launch: 384 programs of 32 steps; 63.2 us): duration, stall reasons, occupancy, the SASS
+# lines with the most stall samples.
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src
 mkdir -p $OUT/r
 nvidia-smi --query-gpu=name --format=csv,noheader
 N=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
-for s in "0 64,4,3,0,8 qo" "3 32,4,3,0,1 gu"; do
+for s in "0 64,4,3,0,8 qo" "3 64,4,3,1,2,1 gu"; do
   set -- $s
   timeout 150 $N --clock-control none -k regex:experts_gemm --launch-skip 2 --launch-count 1 --section SpeedOfLight \
     --section Occupancy --section WarpStateStats --section SourceCounters --section LaunchStats \
@@ -38,6 +37,3 @@ for n, x in zip(h, v):
 "
   rm -f $OUT/r/$3.ncu-rep
 done
-timeout 200 python3 bench/cuda_tiles_gemm_bench.py --rows 64 --shapes 3 --out $OUT/r \
-  --configs "32,4,3,0,1;32,8,3,0,1;64,4,3,1,1;64,4,3,0,1;32,4,3,0,2,1,1;64,4,3,1,2,1,1;64,4,3,0,2,1,1;64,4,3,1,4,1,1;128,8,3,0,4,1,1;128,4,3,1,4,1,1;128,8,3,1,2,1,1" 2>&1 | tail -5
-mv $OUT/r/tiles-gemm.json $OUT/r/tiles-gemm-glu.json

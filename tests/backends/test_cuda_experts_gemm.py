@@ -136,26 +136,6 @@ def test_ops_take_the_grouped_gemm(ops, monkeypatch, t, pairs_cheaper):
         assert calls == ([False, True] if n_tok == 13 and t != T.Q5_0 else [])
 
 
-@pytest.mark.parametrize("t", [T.Q4_K, T.Q6_K, T.Q8_0], ids=lambda t: t.name)
-@pytest.mark.parametrize("swap", [False, True])
-def test_experts_gemm_two_steps(ops, t, swap):
-    """Two 64-value steps a loop iteration (experts_gemm steps=2: both tiles dequantized before their dots), whole
-    and split K (K 768 = 12 steps; 3 splits of 4 take it, 4 splits of 3 fall back to one step), against NumPy."""
-    from zinc.backends.cuda.kernels.moe import experts_gemm
-
-    rng = np.random.default_rng(int(t) + 2 * swap)
-    e, n, k, n_tok, nsel = 3, 19, 768, 5, 2
-    q = QTensor("w", t, (e, n, k), random_blocks(t, e * n * k, rng, scale=0.05))
-    w = q.dequantize().astype(np.float64).reshape(e, n, k)
-    ids = _ids(rng, n_tok, e, nsel)
-    x = rng.standard_normal((n_tok, k)).astype(np.float32)
-    y = np.einsum("tk,tsnk->tsn", x.astype(np.float64), w[ids])
-    for splits in (1, 3, 4):
-        got = experts_gemm(ops.from_numpy(x), ops.upload(q).parts, int(t), e, n, k, ops.from_numpy(ids), bm=16, bn=16,
-                           swap=swap, splits=splits, steps=2)
-        assert rel(ops.to_numpy(got), y) < 3e-3
-
-
 @pytest.mark.parametrize("t", [T.Q4_K, T.Q6_K], ids=lambda t: t.name)
 @pytest.mark.parametrize("swap", [False, True])
 def test_experts_gemm_glu_split_in_launch(ops, monkeypatch, t, swap):

@@ -69,10 +69,10 @@ GEMM_TILES_MAX_ROWS = 128
 # layer and lost). Fewer tokens share fewer experts while the ranking costs the same, so it starts at half that
 # measured step (unmeasured below). Settable for A/B runs (bench/cuda_step_profile.py --expert-order-min)
 EXPERT_ORDER_MIN_TOKENS = 32
-# `_gemm_tiles`' K-splits summed inside the launch by each tile's last split (`kmoe.experts_gemm(sems=...)`), not by a
-# torch sum after it: a 64-sequence Qwen3-8B step ran 127 such sums, 704 of 10,908 us (H100, session 43). Built and
-# checked in the interpreter (its PTX: the release / acquire count of the split pattern), not yet on a GPU: off until
-# bench/calls/gpu_s44a.sh measures and tests it
+# `_gemm_tiles`' K-splits of plain weights summed inside the launch by each tile's last split
+# (`kmoe.experts_gemm(sems=...)`), not by a torch sum after it: a 64-sequence Qwen3-8B step ran 127 such sums, 684 of
+# 10,334 us, but summed in the launch the step took 10,456 (H100, session 44, bench/calls/gpu_s44d.sh). Off; the GLU
+# pair's splits are always summed (and activated) in the launch
 SPLIT_SUMS_IN_LAUNCH = False
 DENSE_MATVEC_MAX = 1 << 24  # float weights up to this many values take `kgm.dense_matvec` at those rows
 QX_KEEP = 2  # quantized matmul inputs remembered (CudaOps._quantized)
@@ -153,11 +153,12 @@ def tiles_shape(n: int, k: int, rows: int, glu: bool) -> tuple[int, int, bool | 
     programs for the 132 SMs. H100, Qwen3-8B Q4_K_M's shapes, µs at 16 / 64 / 128 rows (bench/cuda_tiles_gemm_bench.py,
     session 43; session 42 had 32 columns unsplit for Q / O, 64 swapped for gate + up): every plain weight 64 columns
     in 8 K-splits, Q / O (4,096 x 4,096) 47.8 -> 31.4 at 64 rows (35.1 at 16, 46.2 at 128; the splits of down (K
-    12,288) and K / V (N 1,024) as session 42 chose them: 82.5 / 61.2 and 23.4 / 18.5 at 64); the GLU pair (no splits:
-    the activation needs whole sums) 32 columns unswapped up to 64 rows (gate + up 127.7 -> 113.7 at 64) and 64
-    swapped past them (162.1 at 128, where 32 unswapped took 203)."""
+    12,288) and K / V (N 1,024) as session 42 chose them: 82.5 / 61.2 and 23.4 / 18.5 at 64); the GLU pair 32 columns
+    unswapped up to 32 rows and 64 swapped past 64 (162.1 at 128, where 32 unswapped took 203). Session 44 (the tiles'
+    PTX values; the GLU's K-splits summed and activated in the launch): gate + up at 64 rows 98.8 -> 63.2 in 64
+    swapped columns and 2 K-splits (77.7 unswapped, 94.8 / 80.9 in 4 splits; cuBLAS on a float16 copy 94.1)."""
     if glu:
-        return (32, 1, False) if rows <= 64 else (64, 1, True)
+        return (64, 2, True) if 32 < rows <= 64 else (32, 1, False) if rows <= 64 else (64, 1, True)
     return 64, 8, None
 
 
@@ -298,7 +299,8 @@ class CudaOps(BaseOps):
         g = None if glu is None else (glu[0].parts, kel.GLU_ACTS[glu[1]])
         bn, splits, swap = tiles_shape(w.rows, w.k, t, glu is not None)
         sems = None
-        if SPLIT_SUMS_IN_LAUNCH and splits > 1:  # counters every launch leaves zero (`kmoe.experts_gemm` sems)
+        if splits > 1 and (SPLIT_SUMS_IN_LAUNCH or glu is not None):  # counters every launch leaves zero (the GLU's
+            # splits are only summed in the launch: `kmoe.experts_gemm` sems)
             tiles = aligned[1].numel() * triton.cdiv(w.rows, bn)
             if self._sems.numel() < tiles:
                 self._sems = torch.zeros(tiles, dtype=torch.int32, device=self.device)
