@@ -35,6 +35,17 @@ def _ids(rng, n_tok, e, nsel):
     return ids
 
 
+def _glu_case(rng, t, e, n, k, n_tok, nsel):
+    """Fresh gate and up stacks (E, N, K) of type t, ids (T, NSEL), x (T, K) and the float64 silu(x Wg^T) * (x Wu^T)
+    of each (token, slot)."""
+    qs = [QTensor(f"w{i}", t, (e, n, k), random_blocks(t, e * n * k, rng, scale=0.05)) for i in range(2)]
+    ws = [q.dequantize().astype(np.float64).reshape(e, n, k) for q in qs]
+    ids = _ids(rng, n_tok, e, nsel)
+    x = rng.standard_normal((n_tok, k)).astype(np.float32)
+    g = np.einsum("tk,tsnk->tsn", x.astype(np.float64), ws[0][ids])
+    return qs, ids, x, g / (1.0 + np.exp(-g)) * np.einsum("tk,tsnk->tsn", x.astype(np.float64), ws[1][ids])
+
+
 def test_align_pairs():
     from zinc.backends.cuda.kernels.moe import align_pairs
 
@@ -92,12 +103,7 @@ def test_experts_gemm_operand_orders(ops, t, swap):
 
     rng = np.random.default_rng(int(t) + swap)
     e, n, k, n_tok, nsel = 5, 21, 768, 7, 2
-    qs = [QTensor(f"w{i}", t, (e, n, k), random_blocks(t, e * n * k, rng, scale=0.05)) for i in range(2)]
-    ws = [q.dequantize().astype(np.float64).reshape(e, n, k) for q in qs]
-    ids = _ids(rng, n_tok, e, nsel)
-    x = rng.standard_normal((n_tok, k)).astype(np.float32)
-    g = np.einsum("tk,tsnk->tsn", x.astype(np.float64), ws[0][ids])
-    y = g / (1.0 + np.exp(-g)) * np.einsum("tk,tsnk->tsn", x.astype(np.float64), ws[1][ids])
+    qs, ids, x, y = _glu_case(rng, t, e, n, k, n_tok, nsel)
     for bm in (16, 32):
         got = experts_gemm(ops.from_numpy(x), ops.upload(qs[0]).parts, int(t), e, n, k, ops.from_numpy(ids),
                            glu=(ops.upload(qs[1]).parts, GLU_ACTS["silu"]), bm=bm, bn=16, swap=swap)
@@ -157,12 +163,7 @@ def test_experts_gemm_glu_split_in_launch(ops, monkeypatch, t, swap):
 
     rng = np.random.default_rng(int(t) + 5 * swap)
     e, n, k, n_tok, nsel = 4, 23, 768, 6, 2
-    qs = [QTensor(f"w{i}", t, (e, n, k), random_blocks(t, e * n * k, rng, scale=0.05)) for i in range(2)]
-    ws = [q.dequantize().astype(np.float64).reshape(e, n, k) for q in qs]
-    ids = _ids(rng, n_tok, e, nsel)
-    x = rng.standard_normal((n_tok, k)).astype(np.float32)
-    g = np.einsum("tk,tsnk->tsn", x.astype(np.float64), ws[0][ids])
-    y = g / (1.0 + np.exp(-g)) * np.einsum("tk,tsnk->tsn", x.astype(np.float64), ws[1][ids])
+    qs, ids, x, y = _glu_case(rng, t, e, n, k, n_tok, nsel)
     sems = torch.zeros(64, dtype=torch.int32, device=DEVICE)
     for splits, counters in ((3, sems), (4, sems), (3, None)):
         got = experts_gemm(ops.from_numpy(x), ops.upload(qs[0]).parts, int(t), e, n, k, ops.from_numpy(ids),

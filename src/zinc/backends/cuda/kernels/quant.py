@@ -253,13 +253,14 @@ def six_bits_f16(ql, qh, s, t, ASM: tl.constexpr):
 @triton.jit
 def sub64(a, b, c, d, r, k0, K, QT: tl.constexpr, ASM: tl.constexpr = 0):
     """Values k0 .. k0 + 63 (k0 a multiple of 64) of rows r (BN,) int64 of a Q4_K, Q6_K, Q8_0 or MXFP4 weight (the
-    arrays `kernels.moe.tile_parts` picks) -> (BN, 64) (Q4_K, Q6_K: f16, the ints from their bits and times the
-    f16-rounded scales, `_small_f16`; Q8_0, MXFP4: f32), built as (BN, 2, 32) halves (values past K: 0): the GEMM tile
-    of `kernels.moe.experts_gemm`, small enough to stay in registers where `_tile`'s whole super-block does not. A
-    step's Q4_K scale fields are two 4-byte words a row (sm4, and d with dmin), so Triton's software pipeline copies
-    them ahead as it does the nibbles: 1- and 2-byte loads are too narrow for its asynchronous copies, and each step
-    waited for them (offline sm_90 SASS, session 43: a Q4_K GLU step's 12 global loads a thread -> none, 95 -> 80
-    registers; Q6_K's loads were all copied ahead already)."""
+    arrays `kernels.moe.tile_parts` picks) -> (BN, 64): the GEMM tile of `kernels.moe.experts_gemm`, small enough to
+    stay in registers where `_tile`'s whole super-block does not. Q4_K, Q6_K: f16, the ints exact (`nibbles_f16`,
+    `six_bits_f16`: PTX with ASM) times the f16-rounded scales, built as two (BN, 32) halves joined; Q8_0, MXFP4: f32,
+    built as (BN, 2, 32) halves (values past K: 0). The scale fields a step reads are 4-byte words a row (Q4_K: sm4,
+    and d with dmin; Q6_K: its four 16-value scales, its d still 2 bytes), so Triton's software pipeline copies them
+    ahead as it does the quants: 1- and 2-byte loads are too narrow for its asynchronous copies, and each step waited
+    for them (offline sm_90 SASS, session 43: a Q4_K GLU step's 12 global loads a thread -> none, 95 -> 80
+    registers)."""
     h = tl.arange(0, 2)[None, :, None]
     l = tl.arange(0, 32)[None, None, :]
     rr = r[:, None, None]
