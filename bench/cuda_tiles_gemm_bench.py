@@ -5,7 +5,7 @@ against the whole-weight dequantize + cuBLAS it replaced and a cuBLAS f16 GEMM o
 Prints us, the weight's GB/s and the best configurations per (shape, rows); JSON under --out.
 
     python bench/cuda_tiles_gemm_bench.py [--out DIR] [--rows 16,64,128] [--shapes 0,3]
-        [--configs 'bn,w,st,swap,split[,sums];...']
+        [--configs 'bn,w,st,swap,split[,sums[,maxnreg]];...']
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ SHAPES = [  # name, type, N, K, glu
     ("down", T.Q4_K, 4096, 12288, False),
     ("lm_head", T.Q6_K, 151936, 4096, False),
 ]
-GRID = [(bn, w, st, sw, 1, 0) for bn in (32, 64, 128) for w, st in ((4, 3), (8, 3), (4, 4)) for sw in (0, 1)]
-GRID += [(bn, 4, 3, sw, sp, 0) for bn in (32, 64) for sw in (0, 1) for sp in (2, 4)]  # split K (glu: with sums only)
+GRID = [(bn, w, st, sw, 1, 0, 0) for bn in (32, 64, 128) for w, st in ((4, 3), (8, 3), (4, 4)) for sw in (0, 1)]
+GRID += [(bn, 4, 3, sw, sp, 0, 0) for bn in (32, 64) for sw in (0, 1) for sp in (2, 4)]  # split K (glu: with sums only)
 
 
 def _graph_us(fn) -> float:
@@ -51,13 +51,13 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path(os.environ.get("OUT", ".")))
     ap.add_argument("--rows", default="16,64,128")
     ap.add_argument("--shapes", default="", help="comma-separated SHAPES indices (default: all)")
-    ap.add_argument("--configs", default="", help="'bn,warps,stages,swap,splits[,sums];...' instead of GRID "
-                    "(sums 1: the splits summed in the launch)")
+    ap.add_argument("--configs", default="", help="'bn,warps,stages,swap,splits[,sums[,maxnreg]];...' instead of "
+                    "GRID (sums 1: the splits summed in the launch; maxnreg: ptxas's register cap, 0 none)")
     a = ap.parse_args()
     dev = "cuda" if torch.cuda.is_available() else "cpu"  # cpu: a smoke run (TRITON_INTERPRET=1, tiny --configs)
     ops = CudaOps(device=dev, graphs=False)
     rng = np.random.default_rng(0)
-    grid = [(tuple(map(int, c.split(","))) + (0,))[:6] for c in a.configs.split(";")] if a.configs else GRID
+    grid = [(tuple(map(int, c.split(","))) + (0, 0))[:7] for c in a.configs.split(";")] if a.configs else GRID
     sems = torch.zeros(1 << 14, dtype=torch.int32, device=dev)  # split counters for configs summing in the launch
     rows = []
     for name, t, n, k, glu in [SHAPES[int(i)] for i in a.shapes.split(",")] if a.shapes else SHAPES:
@@ -90,15 +90,16 @@ def main() -> None:
             nb = -(-m // bm)  # rows 0..m-1 then -1 padding, every block expert 0 (as `CudaOps._gemm_tiles`)
             pairs = torch.arange(nb * bm, dtype=torch.int32, device=dev)
             aligned = (torch.where(pairs < m, pairs, -1), torch.zeros(nb, dtype=torch.int32, device=dev))
-            for bn, w, st, sw, sp, sums in grid:
+            for bn, w, st, sw, sp, sums, nreg in grid:
                 if glu and sp > 1 and not sums:
                     continue
 
-                def fn(bn=bn, w=w, st=st, sw=sw, sp=sp, sums=sums):
+                def fn(bn=bn, w=w, st=st, sw=sw, sp=sp, sums=sums, nreg=nreg):
                     return kmoe.experts_gemm(x, ws[0].parts, int(t), 1, n, k, ids, aligned, bm=bm, bn=bn, warps=w,
                                              stages=st, swap=bool(sw), splits=sp, sems=sems if sums else None,
+                                             maxnreg=nreg,
                                              glu=(ws[1].parts, kel.GLU_ACTS["silu"]) if glu else None)[:, 0]
-                variants.append((f"bm={bm} bn={bn} w={w} st={st} swap={sw} split={sp} sums={sums}", fn))
+                variants.append((f"bm={bm} bn={bn} w={w} st={st} swap={sw} split={sp} sums={sums} nreg={nreg}", fn))
             for vname, fn in variants:
                 try:
                     e = err(fn())

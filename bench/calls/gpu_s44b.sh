@@ -14,26 +14,10 @@ for s in "0 64,4,3,0,8 qo" "3 64,4,3,1,2,1 gu"; do
     -o $OUT/r/$3 python3 bench/cuda_tiles_gemm_bench.py --rows 64 --shapes $1 --configs "$2" --out /tmp > $OUT/r/ncu_$3.log 2>&1
   tail -1 $OUT/r/ncu_$3.log
   $N -i $OUT/r/$3.ncu-rep --print-summary none --page details --csv > $OUT/r/details_$3.csv 2>&1
-  python3 - $OUT/r/details_$3.csv <<'PY'
-import csv, sys
-rows = list(csv.reader(open(sys.argv[1])))
-hi = next(i for i, r in enumerate(rows) if "Metric Name" in r)
-h = rows[hi]; ix = {c: i for i, c in enumerate(h)}
-for r in rows[hi + 1:]:
-    if len(r) == len(h) and r[ix["Section Name"]] in ("GPU Speed Of Light Throughput", "Warp State Statistics",
-                                                      "Occupancy", "Launch Statistics"):
-        print(r[ix["Metric Name"]][:44].ljust(44), r[ix["Metric Value"]], r[ix["Metric Unit"]])
-PY
+  python3 bench/ncu_top.py --details $OUT/r/details_$3.csv
   $N -i $OUT/r/$3.ncu-rep --page source --csv --print-source sass > $OUT/r/src_$3.csv 2>&1
   python3 bench/ncu_top.py $OUT/r/src_$3.csv 14 | cut -c1-150
-  $N -i $OUT/r/$3.ncu-rep --page raw --csv 2>/dev/null | python3 -c "
-import csv, sys
-r = list(csv.reader(sys.stdin)); h, v = r[0], r[-1]
-for n, x in zip(h, v):
-    if 'smsp__pcsamp_warps_issue_stalled' in n and not n.endswith('not_issued'):
-        try:
-            if float(x.replace(',', '')) > 0: print(n.replace('smsp__pcsamp_warps_issue_stalled_', 'stall ').ljust(50), x)
-        except ValueError: pass
-"
+  $N -i $OUT/r/$3.ncu-rep --page raw --csv > $OUT/r/raw_$3.csv 2>/dev/null
+  python3 bench/ncu_top.py --stalls $OUT/r/raw_$3.csv
   rm -f $OUT/r/$3.ncu-rep
 done

@@ -370,6 +370,36 @@ def test_add_rms_norm(ops, ref):
     assert rel(ops.to_numpy(s), ws) < 1e-7 and rel(ops.to_numpy(y), wy) < 1e-6
 
 
+@pytest.mark.parametrize("rows", [3, 33])
+def test_norm_half_copy_feeds_tiles(ops, ref, monkeypatch, rows):
+    """A norm of a tile GEMM's rows (17-128) also stores its output in f16 (`CudaOps._half_for_tiles`), which the
+    GEMMs of that output read (x rounded once, not by each); fewer rows (the matvecs') or other inputs take none."""
+    rng = np.random.default_rng(9 + rows)
+    x, r = (rng.standard_normal((rows, 512)).astype(np.float32) for _ in range(2))
+    w = rng.standard_normal(512).astype(np.float32)
+    qt = weight(GGMLType.Q4_K, (37, 512), rows)
+    ops._x16 = None
+    s, y = ops.add_rms_norm(ops.from_numpy(x), ops.from_numpy(r), ops.from_numpy(w), 1e-5)
+    ws, wy = ref.add_rms_norm(x, r, w, 1e-5)
+    assert rel(ops.to_numpy(s), ws) < 1e-7 and rel(ops.to_numpy(y), wy) < 1e-6
+    if rows <= 16:
+        assert ops._x16 is None
+        return
+    assert ops._x16[0] is y and torch.equal(ops._x16[1], y.half())
+    from zinc.backends.cuda.kernels import moe as kmoe
+
+    seen, gemm = [], kmoe.experts_gemm
+    monkeypatch.setattr(kmoe, "experts_gemm", lambda x, *a, **kw: seen.append(x.dtype) or gemm(x, *a, **kw))
+    dw = ops.upload(qt)
+    got = ops.to_numpy(ops.matmul(y, dw))
+    assert rel(got, ref.matmul(wy, ref.upload(qt))) < 2e-3
+    ops._x16 = None  # the same product rounding x in the GEMM
+    assert np.array_equal(got, ops.to_numpy(ops.matmul(y, dw))) and seen == [torch.float16, torch.float32]
+    other = y.clone()  # the same values elsewhere, while the kept copy is another norm's: rounded in the GEMM
+    z = ops.rms_norm(ops.from_numpy(x), None, 1e-6)
+    assert ops._x16[0] is z and np.array_equal(ops.to_numpy(ops.matmul(other, dw)), got) and seen[2] == torch.float32
+
+
 def test_kv_write_from_pos(ops):
     """While a graph is captured the cell comes from the position (pos % cells)."""
     rng = np.random.default_rng(8)

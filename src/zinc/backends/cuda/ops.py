@@ -156,9 +156,14 @@ def tiles_shape(n: int, k: int, rows: int, glu: bool) -> tuple[int, int, bool | 
     12,288) and K / V (N 1,024) as session 42 chose them: 82.5 / 61.2 and 23.4 / 18.5 at 64); the GLU pair 32 columns
     unswapped up to 32 rows and 64 swapped past 64 (162.1 at 128, where 32 unswapped took 203). Session 44 (the tiles'
     PTX values; the GLU's K-splits summed and activated in the launch): gate + up at 64 rows 98.8 -> 63.2 in 64
-    swapped columns and 2 K-splits (77.7 unswapped, 94.8 / 80.9 in 4 splits; cuBLAS on a float16 copy 94.1)."""
+    swapped columns and 2 K-splits (77.7 unswapped, 94.8 / 80.9 in 4 splits; cuBLAS on a float16 copy 94.1). Session
+    45: at 33-64 rows the square-ish weights (Q / O, the stacked Q and K: N 4,096-8,192, K up to 4,096) in 64 swapped
+    columns and 4 K-splits, Q / O 20.2 -> 17.9 us, the 64-sequence step 8.805 -> 8.672 ms (two A/B pairs); swapped
+    lost on K / V (N 1,024: 10.9 -> 14.2) and on Q6_K down (K 12,288: 63 -> 75 in 4 splits)."""
     if glu:
         return (64, 2, True) if 32 < rows <= 64 else (32, 1, False) if rows <= 64 else (64, 1, True)
+    if 32 < rows <= 64 and 4096 <= n <= 8192 and k <= 4096:
+        return 64, 4, True
     return 64, 8, None
 
 
@@ -192,6 +197,7 @@ class CudaOps(BaseOps):
         self._rope: dict[tuple, tuple[torch.Tensor, float]] = {}
         self._graphs: Any = None
         self._qx: list[tuple] = []  # (x, its quantization) of the last QX_KEEP quantized matmul inputs
+        self._x16: tuple | None = None  # (x, x in f16) of the last norm output of a tile GEMM's rows
         self._order: tuple | None = None  # (ids, `kmoe.expert_order` of them): `_expert_order`'s last
         self._dense_pairs: dict[tuple, tuple] = {}  # (rows, block) -> `_gemm_tiles`'s row blocks
         self._sems = torch.zeros(0, dtype=torch.int32, device=self.device)  # `_gemm_tiles`' split counters
@@ -296,6 +302,10 @@ class CudaOps(BaseOps):
             aligned = self._dense_pairs[key] = (torch.where(pairs < t, pairs, -1), torch.zeros(nb, dtype=torch.int32,
                                                                                                device=self.device))
         ids = aligned[1][:1].expand(t, 1)  # (only its shape is read)
+        hit = self._x16
+        if hit is not None and hit[1].shape == x2.shape and hit[0].data_ptr() == x2.data_ptr():
+            x2 = hit[1]  # the norm's f16 copy of x2 (the GEMM rounds x to f16 for its dots; `_x16` keeps the norm's
+            # output alive, so x2 at its address is that output)
         g = None if glu is None else (glu[0].parts, kel.GLU_ACTS[glu[1]])
         bn, splits, swap = tiles_shape(w.rows, w.k, t, glu is not None)
         sems = None
@@ -480,7 +490,7 @@ class CudaOps(BaseOps):
         if self._feeds_matvec(x):  # the norm also quantizes its output for the matvecs it feeds
             self._keep_q8(out, mmvq.norm_quantize(x, w, float(eps), out, pdl=self._pdl))
         else:
-            kel.rms_norm(x, w, float(eps), out)
+            kel.rms_norm(x, w, float(eps), out, out16=self._half_for_tiles(out))
         return out
 
     def add_rms_norm(self, x, r, w, eps):
@@ -489,8 +499,19 @@ class CudaOps(BaseOps):
         if self._feeds_matvec(x):
             self._keep_q8(out, mmvq.norm_quantize(x, w, float(eps), out, res=r, sum_out=s, pdl=self._pdl))
         else:
-            kel.rms_norm(x, w, float(eps), out, res=r, sum_out=s)
+            kel.rms_norm(x, w, float(eps), out, res=r, sum_out=s, out16=self._half_for_tiles(out))
         return s, out
+
+    def _half_for_tiles(self, out) -> torch.Tensor | None:
+        """For a norm output of a tile GEMM's rows (a batched decode step of MATVEC_MAX_ROWS + 1 to
+        GEMM_TILES_MAX_ROWS sequences): an f16 buffer the norm also fills, kept as `_x16` for the GEMMs that read
+        out (the q / k / v projections, gate + up: one rounding, not one launch each)."""
+        if (self.exact or out.dim() != 2 or not MATVEC_MAX_ROWS < out.shape[0] <= GEMM_TILES_MAX_ROWS
+                or out.dtype != torch.float32):
+            return None
+        half = torch.empty(out.shape, dtype=torch.float16, device=self.device)
+        self._x16 = (out, half)
+        return half
 
     @property
     def _pdl(self) -> tuple[int, int]:

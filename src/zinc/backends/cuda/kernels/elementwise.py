@@ -17,9 +17,10 @@ from zinc.backends.cuda.kernels import kvq8
 
 
 @triton.jit
-def rms_norm_kernel(x, w, out, res, sum_out, D, eps, HAS_W: tl.constexpr, HAS_RES: tl.constexpr,
-                    BD: tl.constexpr):
-    """out[r] = v / sqrt(mean(v^2) + eps) (* w) with v = x[r] (+ res[r], then stored to sum_out); grid (rows,)."""
+def rms_norm_kernel(x, w, out, res, sum_out, out16, D, eps, HAS_W: tl.constexpr, HAS_RES: tl.constexpr,
+                    BD: tl.constexpr, HALF: tl.constexpr = False):
+    """out[r] = v / sqrt(mean(v^2) + eps) (* w) with v = x[r] (+ res[r], then stored to sum_out); grid (rows,).
+    HALF: out[r] rounded to f16 also stored to out16."""
     row = tl.program_id(0).to(tl.int64)
     o = tl.arange(0, BD)
     m = o < D
@@ -32,6 +33,8 @@ def rms_norm_kernel(x, w, out, res, sum_out, D, eps, HAS_W: tl.constexpr, HAS_RE
     if HAS_W:
         y = y * tl.load(w + o, mask=m, other=0.0)
     tl.store(out + row * D + o, y, mask=m)
+    if HALF:
+        tl.store(out16 + row * D + o, y.to(tl.float16), mask=m)
 
 
 @triton.jit
@@ -176,14 +179,14 @@ def glu_kernel(g, u, out, n, ACT: tl.constexpr, BLOCK: tl.constexpr):
 GLU_ACTS = {"silu": 0, "gelu": 1, "swiglu_oai": 2}
 
 
-def rms_norm(x, w, eps: float, out, res=None, sum_out=None) -> None:
-    """out = rms_norm(x (+ res)) (* w); with `res`, x + res is also stored to `sum_out`."""
+def rms_norm(x, w, eps: float, out, res=None, sum_out=None, out16=None) -> None:
+    """out = rms_norm(x (+ res)) (* w); with `res`, x + res is also stored to `sum_out`; out16: out in f16 too."""
     d = x.shape[-1]
     rows = x.numel() // d
     rms_norm_kernel[(rows,)](x, w if w is not None else x, out, res if res is not None else x,
-                             sum_out if sum_out is not None else out, d, eps, HAS_W=w is not None,
-                             HAS_RES=res is not None, BD=triton.next_power_of_2(d),
-                             num_warps=4 if d >= 1024 else 1)
+                             sum_out if sum_out is not None else out, out16 if out16 is not None else out, d, eps,
+                             HAS_W=w is not None, HAS_RES=res is not None, BD=triton.next_power_of_2(d),
+                             HALF=out16 is not None, num_warps=4 if d >= 1024 else 1)
 
 
 @triton.jit

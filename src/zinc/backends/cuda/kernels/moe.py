@@ -280,7 +280,8 @@ def expert_order(ids: torch.Tensor) -> torch.Tensor:
 
 def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: int, ids: torch.Tensor,
                  aligned=None, glu=None, bm: int = 0, bn: int = 64, warps: int = 4, stages: int = 3,
-                 swap: bool | None = None, splits: int = 1, sems: torch.Tensor | None = None) -> torch.Tensor:
+                 swap: bool | None = None, splits: int = 1, sems: torch.Tensor | None = None,
+                 maxnreg: int = 0) -> torch.Tensor:
     """x (T, K) or (T * k, K) f32, a quantized stack (E, N, K) as `parts` of type qtype, ids (T, k) ->
     (T, k, N) f32 through `experts_gemm_kernel`; aligned: `align_pairs(ids, E, bm)` when already made;
     glu: (parts of the up stack, GLU_ACTS code) for act(x Wg^T) * (x Wu^T). swap: the kernel's SWAP, by default
@@ -291,7 +292,8 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
     summed after (more programs for a narrow N; the sum's order fixed). sems: int32 zeros, one a (block, column
     block) tile or more (`CudaOps._sems`): the splits summed by the last of each tile inside the launch (the same
     order, no sum launch; session 44, H100: for the plain weights of a 64-sequence Qwen3-8B step 0.12 ms slower than
-    the torch sums)."""
+    the torch sums; session 45: 9.049 -> 9.221 ms, 9.282 with Q4_K capped at the loop's 96 registers, 9.659 with the
+    slices' loads unrolled). maxnreg: ptxas's register cap (0: none; a knob of bench/cuda_tiles_gemm_bench.py)."""
     T, nsel = ids.shape
     bm = bm or block_rows(T * nsel, n_experts)
     swap = bm <= 32 or qtype == 39 if swap is None else swap
@@ -316,7 +318,7 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
         x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, n, k, nsel, x.stride(0), ks, T * nsel * n, fin,
         sems if serial else block_e, QT=qtype, BM=bm, BN=bn, PER_TOKEN=x.shape[0] == T and nsel > 1,
         GLU=glu is not None, ACT=glu[1] if glu is not None else 0, SWAP=bool(swap), SERIAL=serial,
-        ASM=x.is_cuda, num_warps=warps, num_stages=stages)
+        ASM=x.is_cuda, num_warps=warps, num_stages=stages, **({"maxnreg": maxnreg} if maxnreg else {}))
     return (fin if serial else out[0] if splits == 1 else out.sum(0)).reshape(T, nsel, n)
 
 

@@ -32,7 +32,11 @@ from zinc.backends.cuda.kernels.elementwise import _rope_heads, _rope_meta
 
 SPLIT_CELLS = 512  # cells a split program covers, about, before `seq_splits` adds another split
 MAX_SPLITS = 16
-BLOCK_CELLS = 64  # cells a step of the split loop (`attention.tiles` may lower it for wide heads)
+# cells a step of the split loop (`attention.tiles` may lower it for wide heads). H100, 64 sequences of Qwen3-8B's heads
+# (bench/cuda_seqs_attn_bench.py, session 45): 32 cells 28.5 -> 21.2 us at depth 128, 152.9 -> 126.7 at 1,024, 467 at
+# 4,096 (16 cells: 24.3 / 167.2 / 559; 128: 35.4 / 166.3); the 64-sequence step 9.05 -> 8.80 ms, zinc bench tg64 of
+# 64 sequences 7,176 -> 7,320 tok/s
+BLOCK_CELLS = 32
 
 
 def seq_splits(max_cells: int) -> int:
