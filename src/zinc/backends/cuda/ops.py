@@ -157,9 +157,9 @@ def tiles_shape(n: int, k: int, rows: int, glu: bool) -> tuple[int, int, bool | 
     unswapped up to 32 rows and 64 swapped past 64 (162.1 at 128, where 32 unswapped took 203). Session 44 (the tiles'
     PTX values; the GLU's K-splits summed and activated in the launch): gate + up at 64 rows 98.8 -> 63.2 in 64
     swapped columns and 2 K-splits (77.7 unswapped, 94.8 / 80.9 in 4 splits; cuBLAS on a float16 copy 94.1). Session
-    45: at 33-64 rows the square-ish weights (Q / O, the stacked Q and K: N 4,096-8,192, K up to 4,096) in 64 swapped
-    columns and 4 K-splits, Q / O 20.2 -> 17.9 us, the 64-sequence step 8.805 -> 8.672 ms (two A/B pairs); swapped
-    lost on K / V (N 1,024: 10.9 -> 14.2) and on Q6_K down (K 12,288: 63 -> 75 in 4 splits)."""
+    45: at 33-64 rows the square-ish weights (N 4,096-8,192, K up to 4,096; measured: Q / O and the stacked Q and K,
+    N 4,096 and 5,120) in 64 swapped columns and 4 K-splits, Q / O 20.2 -> 17.9 us, the 64-sequence step 8.805 ->
+    8.672 ms (two A/B pairs); swapped lost on K / V (N 1,024: 10.9 -> 14.2) and on Q6_K down (K 12,288: 63 -> 75)."""
     if glu:
         return (64, 2, True) if 32 < rows <= 64 else (32, 1, False) if rows <= 64 else (64, 1, True)
     if 32 < rows <= 64 and 4096 <= n <= 8192 and k <= 4096:
