@@ -143,6 +143,15 @@ def test_rope_qk_kv_write(ops, ref, kel, monkeypatch, case, one_head):
         assert rel(ops.to_numpy(gk).astype(np.float32), ck) < tol
         assert rel(ops.to_numpy(gv).astype(np.float32), cv) < tol
         np.testing.assert_array_equal(ops.to_numpy(gp), cp)
+    # q, k, v as the parts of one fused projection's output (`ops.split` views, read in place): the same
+    rows = C(np.concatenate([a.reshape(T, -1) for a in (q, k, v)], 1))
+    fq, fk, fv = (ops.reshape(x, a.shape) for x, a in zip(ops.split(rows, [a[0].size for a in (q, k, v)]), (q, k, v)))
+    assert T == 1 or not fk.is_contiguous()
+    fk_, fv_, fp_ = ops.zeros(ck.shape, "f16"), ops.zeros(cv.shape, "f16"), ops.full(cp.shape, -1, "i32")
+    again = ops.rope_qk_kv_write(fq, fk, fv, C(pos), p, C(ff) if with_ff else None, fk_, fv_, fp_, C(slots),
+                                 q_norm=C(qw) if norms else None, k_norm=C(kw) if norms else None, eps=EPS)
+    assert np.array_equal(ops.to_numpy(again), ops.to_numpy(got))
+    assert all(np.array_equal(ops.to_numpy(a), ops.to_numpy(b)) for a, b in ((fk_, gk), (fv_, gv), (fp_, gp)))
 
 
 def test_rope_qk_kv_write_yarn_and_capture(ops, ref):

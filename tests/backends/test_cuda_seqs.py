@@ -87,12 +87,18 @@ class _Batch:
                                               sinks=self.sinks, q_norm=self.qw, k_norm=self.kw, eps=EPS))
         return np.concatenate(outs)
 
-    def run(self, ops, kseq, q, k, v, pos_t, p: RopeParams, window: int, nsplit: int):
+    def run(self, ops, kseq, q, k, v, pos_t, p: RopeParams, window: int, nsplit: int, fused: bool = False):
+        """fused: q, k and v as the parts of one fused projection's output (`ops.split` views, rows wider than each)."""
         c, mscale = ops._rope_factors(p, None)
         C = ops.from_numpy
         opt = lambda a: None if a is None else C(a)  # noqa: E731
         f16 = self.caches[0][0].dtype == np.float16
-        return kseq.attention_seqs(C(q), C(k), C(v), pos_t, self.table, f16, c, mscale, p.n_dims,
+        qkv = [C(a) for a in (q, k, v)]
+        if fused:
+            rows = ops.from_numpy(np.concatenate([a.reshape(len(a), -1) for a in (q, k, v)], 1))
+            qkv = [ops.reshape(x, a.shape) for x, a in zip(ops.split(rows, [a[0].size for a in (q, k, v)]), (q, k, v))]
+            assert len(q) == 1 or not qkv[0].is_contiguous()
+        return kseq.attention_seqs(*qkv, pos_t, self.table, f16, c, mscale, p.n_dims,
                                    p.mode in ("neox", "imrope"), SCALE, window=window, sinks=opt(self.sinks),
                                    q_w=opt(self.qw), k_w=opt(self.kw), eps=EPS, nsplit=nsplit)
 
@@ -138,6 +144,9 @@ def test_attention_seqs(ops, kseq, monkeypatch, case, block):
     assert tuple(got.shape) == (len(sizes), hq, dv) and got.dtype == torch.float32
     assert rel(ops.to_numpy(got), want) < tol
     batch.check_cells(ops, 1e-3 if cdt == np.float16 else 1e-6)
+    if block == 64:  # the same from the parts of a fused projection's output, read in place (no copies)
+        assert torch.equal(batch.run(ops, kseq, q, k, v, ops.from_numpy(pos), p, window, nsplit, fused=True), got)
+        batch.check_cells(ops, 1e-3 if cdt == np.float16 else 1e-6)
 
 
 def test_launch_independent_of_pos(ops, kseq):

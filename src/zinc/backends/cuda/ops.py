@@ -583,23 +583,20 @@ class CudaOps(BaseOps):
         if q.shape[0] != T or q.shape[2] != Dh or v[0].numel() % Hk:
             return super().rope_qk_kv_write(q, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots,
                                             q_norm, k_norm, eps)
-        c, mscale = self._rope_factors(p, freq_factors)
-        q, k = q.contiguous(), k.contiguous()
-        out = torch.empty_like(q)
+        c, mscale = self._rope_factors(p, freq_factors)  # (q, k and v read as they are: `kel.packed_rows`)
+        out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
         kel.rope_qk(q, k, pos, c, mscale, p.n_dims, p.mode in ("neox", "imrope"), out,
-                    (v.contiguous(), slots, cache_k, cache_v, cache_pos, self.capturing), q_w=q_norm, k_w=k_norm,
-                    eps=float(eps))
+                    (v, slots, cache_k, cache_v, cache_pos, self.capturing), q_w=q_norm, k_w=k_norm, eps=float(eps))
         return out
 
     def _rope_fused(self, x, pos, p: RopeParams, freq_factors, norm=None, kv=None):
         """One kernel: (per-head RMS norm,) rope, (and the K/V cache write of the token)."""
-        c, mscale = self._rope_factors(p, freq_factors)
-        x = x.contiguous()
-        out = torch.empty_like(x)
+        c, mscale = self._rope_factors(p, freq_factors)  # (x and v read as they are: `kel.packed_rows`)
+        out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
         w, eps = norm if norm is not None else (None, 0.0)
         if kv is not None:
             v, slots, ck, cv, cpos = kv
-            kv = (v.contiguous(), slots, ck, cv, cpos, self.capturing)
+            kv = (v, slots, ck, cv, cpos, self.capturing)
         kel.rope(x, pos, c, mscale, p.n_dims, p.mode in ("neox", "imrope"), out, norm_w=w, eps=float(eps),
                  norm=norm is not None, kv=kv)
         return out
@@ -614,7 +611,7 @@ class CudaOps(BaseOps):
         return hit[:2]
 
     def kv_write(self, cache_k, cache_v, cache_pos, k, v, pos, slots):
-        kel.kv_write(k.contiguous(), v.contiguous(), pos, slots, cache_k, cache_v, cache_pos, self.capturing)
+        kel.kv_write(k, v, pos, slots, cache_k, cache_v, cache_pos, self.capturing)
 
     def rope_qk_attention(self, q, k, v, pos, p, freq_factors, cache_k, cache_v, cache_pos, slots, n_kv, kq_scale,
                           window=0, sinks=None, q_norm=None, k_norm=None, eps=0.0):
@@ -641,7 +638,7 @@ class CudaOps(BaseOps):
         c, mscale = self._rope_factors(p, freq_factors)
         caches = kv.group.caches
         cells = max(cache.layer(kv.il).size for cache in caches)
-        return kseqs.attention_seqs(q.float().contiguous(), k.float().contiguous(), v.float().contiguous(), pos,
+        return kseqs.attention_seqs(q.float(), k.float(), v.float(), pos,
                                     kv.table, caches[0].dtype == "f16", c, mscale, p.n_dims,
                                     p.mode in ("neox", "imrope"), float(kq_scale), int(window), sinks, q_norm, k_norm,
                                     float(eps), nsplit=kseqs.seq_splits(cells), max_cells=cells)

@@ -59,16 +59,18 @@ def cos_sin(th):
 
 
 @triton.jit
-def _rope_heads(x, w, out, pos, c, t, h0, H, Dh, eps, mscale, slots, ck, cv, cpos, v, S, DV, NDIMS: tl.constexpr,
-                NEOX: tl.constexpr, NORM: tl.constexpr, HAS_W: tl.constexpr, OUT: tl.constexpr, KV: tl.constexpr,
-                FROM_POS: tl.constexpr, BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr, BV: tl.constexpr):
-    """Heads [h0, h0 + BH) of token t of x (T, H, Dh): rotate the first NDIMS dims of each by angle
+def _rope_heads(x, sx, w, out, pos, c, t, h0, H, Dh, eps, mscale, slots, ck, cv, cpos, v, sv, S, DV,
+                NDIMS: tl.constexpr, NEOX: tl.constexpr, NORM: tl.constexpr, HAS_W: tl.constexpr, OUT: tl.constexpr,
+                KV: tl.constexpr, FROM_POS: tl.constexpr, BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr,
+                BV: tl.constexpr):
+    """Heads [h0, h0 + BH) of token t of x (T, H, Dh; sx values from one token's row to the next, its heads packed:
+    a part of a fused projection's output as it is): rotate the first NDIMS dims of each by angle
     pos[t] * c[i] for pair i (NEOX pairs (i, i + NDIMS/2), NORM pairs (2i, 2i+1)), dims past NDIMS
-    copied; stored to out with OUT.
+    copied; stored to out (T, H, Dh) with OUT.
 
     NORM: each head is first RMS-normed (eps, times w (Dh,) with HAS_W). KV: the result also goes
     to the cache cell of the token (slots[t], or pos[t] % S when FROM_POS), with the same heads of
-    v (T, H, DV) beside it, and the block of head 0 stores the position in cpos."""
+    v (T, H, DV; rows sv apart) beside it, and the block of head 0 stores the position in cpos."""
     half: tl.constexpr = NDIMS // 2
     i = tl.arange(0, HP)[None, :]
     h = h0 + tl.arange(0, BH)[:, None]
@@ -85,13 +87,14 @@ def _rope_heads(x, w, out, pos, c, t, h0, H, Dh, eps, mscale, slots, ck, cv, cpo
         i0 = 2 * i
         i1 = 2 * i + 1
     base = t.to(tl.int64) * H * Dh + h * Dh
-    x0 = tl.load(x + base + i0, mask=hm, other=0.0)
-    x1 = tl.load(x + base + i1, mask=hm, other=0.0)
+    xb = t.to(tl.int64) * sx + h * Dh
+    x0 = tl.load(x + xb + i0, mask=hm, other=0.0)
+    x1 = tl.load(x + xb + i1, mask=hm, other=0.0)
     d = tl.arange(0, DP)[None, :]
     rest = (h < H) & (d >= NDIMS) & (d < Dh)  # the dims rope leaves alone
-    xr = tl.load(x + base + d, mask=rest, other=0.0)
+    xr = tl.load(x + xb + d, mask=rest, other=0.0)
     if NORM:
-        full = tl.load(x + base + d, mask=(h < H) & (d < Dh), other=0.0)
+        full = tl.load(x + xb + d, mask=(h < H) & (d < Dh), other=0.0)
         inv = 1.0 / tl.sqrt(tl.sum(full * full, axis=1) / Dh + eps)[:, None]
         x0 = x0 * inv
         x1 = x1 * inv
@@ -118,22 +121,22 @@ def _rope_heads(x, w, out, pos, c, t, h0, H, Dh, eps, mscale, slots, ck, cv, cpo
         tl.store(ck + cb + d, xr.to(ty), mask=rest)
         ov = tl.arange(0, BV)[None, :]
         vm = (h < H) & (ov < DV)
-        vv = tl.load(v + t.to(tl.int64) * H * DV + h * DV + ov, mask=vm)
+        vv = tl.load(v + t.to(tl.int64) * sv + h * DV + ov, mask=vm)
         tl.store(cv + cell * H * DV + h * DV + ov, vv.to(cv.dtype.element_ty), mask=vm)
         tl.store(cpos + cell, p, mask=h0 == 0)
 
 
 @triton.jit
-def rope_kernel(x, w, pos, c, out, slots, ck, cv, cpos, v, H, Dh, S, DV, eps, mscale, NDIMS: tl.constexpr,
+def rope_kernel(x, sx, w, pos, c, out, slots, ck, cv, cpos, v, sv, H, Dh, S, DV, eps, mscale, NDIMS: tl.constexpr,
                 NEOX: tl.constexpr, NORM: tl.constexpr, HAS_W: tl.constexpr, KV: tl.constexpr,
                 FROM_POS: tl.constexpr, BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr, BV: tl.constexpr):
     """`_rope_heads` of x (T, H, Dh) into out (and the cache with KV); grid (T, cdiv(H, BH))."""
-    _rope_heads(x, w, out, pos, c, tl.program_id(0), tl.program_id(1) * BH, H, Dh, eps, mscale, slots, ck, cv,
-                cpos, v, S, DV, NDIMS, NEOX, NORM, HAS_W, True, KV, FROM_POS, BH, HP, DP, BV)
+    _rope_heads(x, sx, w, out, pos, c, tl.program_id(0), tl.program_id(1) * BH, H, Dh, eps, mscale, slots, ck, cv,
+                cpos, v, sv, S, DV, NDIMS, NEOX, NORM, HAS_W, True, KV, FROM_POS, BH, HP, DP, BV)
 
 
 @triton.jit
-def rope_qk_kernel(q, qw, qout, k, kw, pos, c, slots, ck, cv, cpos, v, HQ, HK, Dh, S, DV, eps, mscale,
+def rope_qk_kernel(q, sq, qw, qout, k, sk, kw, pos, c, slots, ck, cv, cpos, v, sv, HQ, HK, Dh, S, DV, eps, mscale,
                    NDIMS: tl.constexpr, NEOX: tl.constexpr, QNORM: tl.constexpr, KNORM: tl.constexpr,
                    FROM_POS: tl.constexpr, BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr, BV: tl.constexpr):
     """q (T, HQ, Dh) and k (T, HK, Dh) in one launch, grid (T, cdiv(HQ, BH) + cdiv(HK, BH)): the
@@ -143,11 +146,11 @@ def rope_qk_kernel(q, qw, qout, k, kw, pos, c, slots, ck, cv, cpos, v, HQ, HK, D
     b = tl.program_id(1)
     nq = tl.cdiv(HQ, BH)
     if b < nq:
-        _rope_heads(q, qw, qout, pos, c, t, b * BH, HQ, Dh, eps, mscale, slots, ck, cv, cpos, v, S, DV, NDIMS, NEOX,
-                    QNORM, QNORM, True, False, FROM_POS, BH, HP, DP, BV)
+        _rope_heads(q, sq, qw, qout, pos, c, t, b * BH, HQ, Dh, eps, mscale, slots, ck, cv, cpos, v, sv, S, DV, NDIMS,
+                    NEOX, QNORM, QNORM, True, False, FROM_POS, BH, HP, DP, BV)
     else:
-        _rope_heads(k, kw, k, pos, c, t, (b - nq) * BH, HK, Dh, eps, mscale, slots, ck, cv, cpos, v, S, DV, NDIMS,
-                    NEOX, KNORM, KNORM, False, True, FROM_POS, BH, HP, DP, BV)
+        _rope_heads(k, sk, kw, k, pos, c, t, (b - nq) * BH, HK, Dh, eps, mscale, slots, ck, cv, cpos, v, sv, S, DV,
+                    NDIMS, NEOX, KNORM, KNORM, False, True, FROM_POS, BH, HP, DP, BV)
 
 
 @triton.jit
@@ -218,8 +221,9 @@ def kv_write_kernel(k, v, pos, slots, ck, cv, cpos, ckd, cvd, S, NK, NV, FROM_PO
 
 
 def kv_write(k, v, pos, slots, ck, cv, cpos, from_pos: bool) -> None:
-    """k (T, Hkv, Dk), v (T, Hkv, Dv) contiguous into the cache cells of each token (ck, cv: f16 / f32 tensors,
+    """k (T, Hkv, Dk), v (T, Hkv, Dv) into the cache cells of each token (ck, cv: f16 / f32 tensors,
     or `Q8Cells`)."""
+    k, v = k.contiguous(), v.contiguous()
     t = k.shape[0]
     nk, nv = k[0].numel(), v[0].numel()
     q8 = isinstance(ck, Q8Cells)
@@ -240,6 +244,14 @@ def _rope_meta(h: int, dh: int, n_dims: int, dv: int) -> tuple[dict, int]:
     return meta, max(1, min(4, bh * dp // 128))
 
 
+def packed_rows(x: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """x and the distance between its rows (x[t]), each row contiguous as the rope kernels read them: a part of a
+    fused projection's output as it is (no copy a launch), anything else as a contiguous copy."""
+    if x.shape[0] and not x[0].is_contiguous():
+        x = x.contiguous()
+    return x, x.stride(0)
+
+
 def rope(x, pos, c, mscale: float, n_dims: int, neox: bool, out, norm_w=None, eps: float = 0.0, norm: bool = False,
          kv=None) -> None:
     """out = rope(x) (T, H, Dh); `norm`: RMS-norm each head first (times norm_w if given);
@@ -251,12 +263,14 @@ def rope(x, pos, c, mscale: float, n_dims: int, neox: bool, out, norm_w=None, ep
         v, slots, ck, cv, cpos, from_pos = kv
         kv_write(out, v, pos, slots, ck, cv, cpos, from_pos)
         return
+    x, sx = packed_rows(x)
     v, slots, ck, cv, cpos, from_pos = kv if kv is not None else (x, pos, x, x, pos, False)
+    v, sv = packed_rows(v)
     dv = v[0].numel() // h if kv is not None else 1
     meta, warps = _rope_meta(h, dh, n_dims, dv)
     rope_kernel[(t, triton.cdiv(h, meta["BH"]))](
-        x, norm_w if norm_w is not None else x, pos, c, out, slots if slots is not None else pos, ck, cv, cpos, v, h,
-        dh, ck.shape[0], dv, eps, mscale, NDIMS=n_dims, NEOX=neox, NORM=norm, HAS_W=norm_w is not None,
+        x, sx, norm_w if norm_w is not None else x, pos, c, out, slots if slots is not None else pos, ck, cv, cpos, v,
+        sv, h, dh, ck.shape[0], dv, eps, mscale, NDIMS=n_dims, NEOX=neox, NORM=norm, HAS_W=norm_w is not None,
         KV=kv is not None, FROM_POS=from_pos, num_warps=warps, **meta)
 
 
@@ -272,12 +286,13 @@ def rope_qk(q, k, pos, c, mscale: float, n_dims: int, neox: bool, q_out, kv, q_w
         rope(q, pos, c, mscale, n_dims, neox, q_out, q_w, eps, q_w is not None)
         rope(k, pos, c, mscale, n_dims, neox, k.new_empty(k.shape), k_w, eps, k_w is not None, kv=kv)
         return
+    (q, sq), (k, sk), (v, sv) = packed_rows(q), packed_rows(k), packed_rows(v)
     dv = v[0].numel() // hk
     meta, warps = _rope_meta(max(hq, hk), dh, n_dims, dv)
     nb = triton.cdiv(hq, meta["BH"]) + triton.cdiv(hk, meta["BH"])
     rope_qk_kernel[(t, nb)](
-        q, q_w if q_w is not None else q, q_out, k, k_w if k_w is not None else k, pos, c,
-        slots if slots is not None else pos, ck, cv, cpos, v, hq, hk, dh, ck.shape[0], dv, eps, mscale,
+        q, sq, q_w if q_w is not None else q, q_out, k, sk, k_w if k_w is not None else k, pos, c,
+        slots if slots is not None else pos, ck, cv, cpos, v, sv, hq, hk, dh, ck.shape[0], dv, eps, mscale,
         NDIMS=n_dims, NEOX=neox, QNORM=q_w is not None, KNORM=k_w is not None, FROM_POS=from_pos,
         num_warps=warps, **meta)
 

@@ -28,7 +28,7 @@ import triton.language as tl
 
 from zinc.backends.cuda.kernels.attention import (COMBINE_DIMS, COMBINE_WHOLE, NEG, STAGES, _attend, _finish,
                                                   _operand, attn_combine_kernel, tiles)
-from zinc.backends.cuda.kernels.elementwise import _rope_heads, _rope_meta
+from zinc.backends.cuda.kernels.elementwise import _rope_heads, _rope_meta, packed_rows
 
 SPLIT_CELLS = 512  # cells a split program covers, about, before `seq_splits` adds another split
 MAX_SPLITS = 16
@@ -67,22 +67,23 @@ def _cells(table, b, KV16: tl.constexpr):
 
 
 @triton.jit
-def seq_rope_kernel(q, qw, qout, k, kw, v, pos, table, c, HQ, HK, Dh, DV, eps, mscale, KV16: tl.constexpr,
+def seq_rope_kernel(q, sq, qw, qout, k, sk, kw, v, sv, pos, table, c, HQ, HK, Dh, DV, eps, mscale, KV16: tl.constexpr,
                     NDIMS: tl.constexpr, NEOX: tl.constexpr, QNORM: tl.constexpr, KNORM: tl.constexpr,
                     BH: tl.constexpr, HP: tl.constexpr, DP: tl.constexpr, BV: tl.constexpr):
-    """Sequence b = program_id(0) of q (B, HQ, Dh), k (B, HK, Dh), v (B, HK, DV): the first head blocks
+    """Sequence b = program_id(0) of q (B, HQ, Dh), k (B, HK, Dh), v (B, HK, DV) (rows sq, sk, sv apart, each row
+    packed: `elementwise.packed_rows`): the first head blocks
     rope q into qout, the rest rope k into the sequence's cell pos[b] % size with v beside it
     (`elementwise.rope_qk_kernel` with the cells from the table)."""
     b = tl.program_id(0)
     blk = tl.program_id(1)
     nq = tl.cdiv(HQ, BH)
     if blk < nq:
-        _rope_heads(q, qw, qout, pos, c, b, blk * BH, HQ, Dh, eps, mscale, pos, q, q, pos, q, 1, DV, NDIMS, NEOX,
-                    QNORM, QNORM, True, False, True, BH, HP, DP, BV)
+        _rope_heads(q, sq, qw, qout, pos, c, b, blk * BH, HQ, Dh, eps, mscale, pos, q, q, pos, q, sq, 1, DV, NDIMS,
+                    NEOX, QNORM, QNORM, True, False, True, BH, HP, DP, BV)
     else:
         ck, cv, cpos, size = _cells(table, b, KV16)
-        _rope_heads(k, kw, k, pos, c, b, (blk - nq) * BH, HK, Dh, eps, mscale, pos, ck, cv, cpos, v, size, DV,
-                    NDIMS, NEOX, KNORM, KNORM, False, True, True, BH, HP, DP, BV)
+        _rope_heads(k, sk, kw, k, pos, c, b, (blk - nq) * BH, HK, Dh, eps, mscale, pos, ck, cv, cpos, v, sv, size,
+                    DV, NDIMS, NEOX, KNORM, KNORM, False, True, True, BH, HP, DP, BV)
 
 
 @triton.jit
@@ -144,13 +145,14 @@ def attention_seqs(q, k, v, pos, table, cells_f16: bool, c, mscale: float, n_dim
     B, hq, d = q.shape
     hkv, dv = k.shape[1], v.shape[2]
     r = hq // hkv
-    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    (q, sq), (k, sk), (v, sv) = packed_rows(q), packed_rows(k), packed_rows(v)  # (the parts of a fused projection's
+    # output as they are)
     nsplit = nsplit or seq_splits(max_cells)
-    qr = torch.empty_like(q)
+    qr = torch.empty(q.shape, dtype=q.dtype, device=q.device)
     meta, warps = _rope_meta(max(hq, hkv), d, n_dims, dv)
     nb = triton.cdiv(hq, meta["BH"]) + triton.cdiv(hkv, meta["BH"])
-    seq_rope_kernel[(B, nb)](q, q_w if q_w is not None else q, qr, k, k_w if k_w is not None else k, v, pos, table,
-                             c, hq, hkv, d, dv, eps, mscale, KV16=cells_f16, NDIMS=n_dims, NEOX=neox,
+    seq_rope_kernel[(B, nb)](q, sq, q_w if q_w is not None else q, qr, k, sk, k_w if k_w is not None else k, v, sv,
+                             pos, table, c, hq, hkv, d, dv, eps, mscale, KV16=cells_f16, NDIMS=n_dims, NEOX=neox,
                              QNORM=q_w is not None, KNORM=k_w is not None, num_warps=warps, **meta)
     out = torch.empty((B, hq, dv), dtype=torch.float32, device=q.device)
     final = nsplit == 1
