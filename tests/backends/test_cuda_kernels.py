@@ -18,7 +18,7 @@ pytest.importorskip("triton")
 
 from zinc.backends.base import RopeParams  # noqa: E402
 from zinc.backends.cpu import CpuOps  # noqa: E402
-from zinc.backends.cuda.ops import PDL_NEEDS, CudaOps, pdl_available  # noqa: E402
+from zinc.backends.cuda.ops import MATVEC_MAX_ROWS, PDL_NEEDS, CudaOps, pdl_available  # noqa: E402
 from zinc.gguf.constants import GGMLType  # noqa: E402
 from zinc.testing.compare import random_weight as weight  # noqa: E402
 from zinc.testing.compare import rel_err as rel  # noqa: E402
@@ -372,8 +372,9 @@ def test_add_rms_norm(ops, ref):
 
 @pytest.mark.parametrize("rows", [3, 33])
 def test_norm_half_copy_feeds_tiles(ops, ref, monkeypatch, rows):
-    """A norm of a tile GEMM's rows (17-128) also stores its output in f16 (`CudaOps._half_for_tiles`), which the
-    GEMMs of that output read (x rounded once, not by each); fewer rows (the matvecs') or other inputs take none."""
+    """A norm of a tile GEMM's rows (MATVEC_MAX_ROWS + 1 to GEMM_TILES_MAX_ROWS) also stores its output in f16
+    (`CudaOps._half_for_tiles`), which the GEMMs of that output read (x rounded once, not by each); fewer rows (the
+    matvecs') or other inputs take none."""
     rng = np.random.default_rng(9 + rows)
     x, r = (rng.standard_normal((rows, 512)).astype(np.float32) for _ in range(2))
     w = rng.standard_normal(512).astype(np.float32)
@@ -382,7 +383,7 @@ def test_norm_half_copy_feeds_tiles(ops, ref, monkeypatch, rows):
     s, y = ops.add_rms_norm(ops.from_numpy(x), ops.from_numpy(r), ops.from_numpy(w), 1e-5)
     ws, wy = ref.add_rms_norm(x, r, w, 1e-5)
     assert rel(ops.to_numpy(s), ws) < 1e-7 and rel(ops.to_numpy(y), wy) < 1e-6
-    if rows <= 16:
+    if rows <= MATVEC_MAX_ROWS:
         assert ops._x16 is None
         return
     assert ops._x16[0] is y and torch.equal(ops._x16[1], y.half())

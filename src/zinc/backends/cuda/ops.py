@@ -148,25 +148,6 @@ def attention_config(cells: int, wide: bool = False) -> tuple[int, int, int, int
     return splits, bs, rest[0] if rest else kattn.STAGES, rest[1] if len(rest) > 1 else None
 
 
-def tiles_shape(n: int, k: int, rows: int, glu: bool) -> tuple[int, int, bool | None]:
-    """`CudaOps._gemm_tiles`'s (columns a program, splits of K, swap) for an (n, k) weight at `rows` rows: enough
-    programs for the 132 SMs. H100, Qwen3-8B Q4_K_M's shapes, µs at 16 / 64 / 128 rows (bench/cuda_tiles_gemm_bench.py,
-    session 43; session 42 had 32 columns unsplit for Q / O, 64 swapped for gate + up): every plain weight 64 columns
-    in 8 K-splits, Q / O (4,096 x 4,096) 47.8 -> 31.4 at 64 rows (35.1 at 16, 46.2 at 128; the splits of down (K
-    12,288) and K / V (N 1,024) as session 42 chose them: 82.5 / 61.2 and 23.4 / 18.5 at 64); the GLU pair 32 columns
-    unswapped up to 32 rows and 64 swapped past 64 (162.1 at 128, where 32 unswapped took 203). Session 44 (the tiles'
-    PTX values; the GLU's K-splits summed and activated in the launch): gate + up at 64 rows 98.8 -> 63.2 in 64
-    swapped columns and 2 K-splits (77.7 unswapped, 94.8 / 80.9 in 4 splits; cuBLAS on a float16 copy 94.1). Session
-    45: at 33-64 rows the square-ish weights (N 4,096-8,192, K up to 4,096; measured: Q / O and the stacked Q and K,
-    N 4,096 and 5,120) in 64 swapped columns and 4 K-splits, Q / O 20.2 -> 17.9 us, the 64-sequence step 8.805 ->
-    8.672 ms (two A/B pairs); swapped lost on K / V (N 1,024: 10.9 -> 14.2) and on Q6_K down (K 12,288: 63 -> 75)."""
-    if glu:
-        return (64, 2, True) if 32 < rows <= 64 else (32, 1, False) if rows <= 64 else (64, 1, True)
-    if 32 < rows <= 64 and 4096 <= n <= 8192 and k <= 4096:
-        return 64, 4, True
-    return 64, 8, None
-
-
 class CudaOps(BaseOps):
     """`zinc.backends.base.Ops` on torch + Triton. Options: device, kv_dtype, graphs, exact.
 
@@ -285,9 +266,14 @@ class CudaOps(BaseOps):
             y = (x2.half() @ self.dequantize(w, torch.float16).t()).float()
         return y.reshape(*lead, w.rows)
 
+    @staticmethod
+    def _tile_rows(t: int) -> bool:
+        """Whether t rows are the tile GEMM's (see GEMM_TILES_MAX_ROWS)."""
+        return MATVEC_MAX_ROWS < t <= GEMM_TILES_MAX_ROWS
+
     def _tiles_gemm(self, w: CudaWeight, t: int) -> bool:
-        """Whether a matmul of t rows is `_gemm_tiles` (see GEMM_TILES_MAX_ROWS)."""
-        return MATVEC_MAX_ROWS < t <= GEMM_TILES_MAX_ROWS and w.quantized and int(w.ggml_type) in kq.SUB64
+        """Whether a matmul of t rows is `_gemm_tiles`."""
+        return self._tile_rows(t) and w.quantized and int(w.ggml_type) in kq.SUB64
 
     def _gemm_tiles(self, x2: torch.Tensor, w: CudaWeight, glu=None) -> torch.Tensor:
         """x2 (t, K) f32 @ W^T (t, N) f32 as one grouped GEMM of a single expert: every row routed to expert 0,
@@ -302,12 +288,10 @@ class CudaOps(BaseOps):
             aligned = self._dense_pairs[key] = (torch.where(pairs < t, pairs, -1), torch.zeros(nb, dtype=torch.int32,
                                                                                                device=self.device))
         ids = aligned[1][:1].expand(t, 1)  # (only its shape is read)
-        hit = self._x16
-        if hit is not None and hit[1].shape == x2.shape and hit[0].data_ptr() == x2.data_ptr():
-            x2 = hit[1]  # the norm's f16 copy of x2 (the GEMM rounds x to f16 for its dots; `_x16` keeps the norm's
-            # output alive, so x2 at its address is that output)
+        if self._x16 is not None and self._same_memory(self._x16[0], x2):
+            x2 = self._x16[1].view(x2.shape)  # the norm's f16 copy of x2 (the GEMM rounds x to f16 for its dots)
         g = None if glu is None else (glu[0].parts, kel.GLU_ACTS[glu[1]])
-        bn, splits, swap = tiles_shape(w.rows, w.k, t, glu is not None)
+        bn, splits, swap = kmoe.tiles_shape(w.rows, w.k, t, glu is not None)
         sems = None
         if splits > 1 and (SPLIT_SUMS_IN_LAUNCH or glu is not None):  # counters every launch leaves zero (the GLU's
             # splits are only summed in the launch: `kmoe.experts_gemm` sems)
@@ -348,13 +332,15 @@ class CudaOps(BaseOps):
         its GLU output between the norm's and the routed experts' use of the norm's)."""
         self._qx = [(x, *q8)] + self._qx[:QX_KEEP - 1]
 
+    @classmethod
+    def _same_input(cls, hit: tuple, x: torch.Tensor, x2: torch.Tensor) -> bool:
+        """Whether `hit` holds x2's quantization (x2 the (T, K) view of x)."""
+        return hit[1].shape == (x2.shape[0], x2.shape[1] // 4) and cls._same_memory(hit[0], x)
+
     @staticmethod
-    def _same_input(hit: tuple, x: torch.Tensor, x2: torch.Tensor) -> bool:
-        """Whether `hit` holds x2's quantization: the same tensor, or a contiguous view of the same
-        memory (the attention output reshaped); `_qx` keeps its tensor alive, so its memory is not reused."""
-        y = hit[0]
-        if hit[1].shape != (x2.shape[0], x2.shape[1] // 4):
-            return False
+    def _same_memory(y: torch.Tensor, x: torch.Tensor) -> bool:
+        """Whether x is y, or a contiguous view of all of y's memory (the attention output reshaped): what `_qx` and
+        `_x16` remember keeps its tensor alive, so that memory holds the same values."""
         return y is x or (x.is_contiguous() and y.is_contiguous() and y.data_ptr() == x.data_ptr()
                           and y.numel() == x.numel())
 
@@ -506,8 +492,7 @@ class CudaOps(BaseOps):
         """For a norm output of a tile GEMM's rows (a batched decode step of MATVEC_MAX_ROWS + 1 to
         GEMM_TILES_MAX_ROWS sequences): an f16 buffer the norm also fills, kept as `_x16` for the GEMMs that read
         out (the q / k / v projections, gate + up: one rounding, not one launch each)."""
-        if (self.exact or out.dim() != 2 or not MATVEC_MAX_ROWS < out.shape[0] <= GEMM_TILES_MAX_ROWS
-                or out.dtype != torch.float32):
+        if self.exact or out.dim() != 2 or not self._tile_rows(out.shape[0]) or out.dtype != torch.float32:
             return None
         half = torch.empty(out.shape, dtype=torch.float16, device=self.device)
         self._x16 = (out, half)

@@ -332,6 +332,25 @@ def tile_parts(parts, qtype: int) -> tuple:
     return tuple((list(parts) + [parts[0]] * 4)[:4])
 
 
+def tiles_shape(n: int, k: int, rows: int, glu: bool) -> tuple[int, int, bool | None]:
+    """`CudaOps._gemm_tiles`' (columns a program, splits of K, swap) for an (n, k) weight at `rows` rows: enough
+    programs for the 132 SMs. H100, Qwen3-8B Q4_K_M's shapes, µs at 16 / 64 / 128 rows (bench/cuda_tiles_gemm_bench.py,
+    session 43; session 42 had 32 columns unsplit for Q / O, 64 swapped for gate + up): every plain weight 64 columns
+    in 8 K-splits, Q / O (4,096 x 4,096) 47.8 -> 31.4 at 64 rows (35.1 at 16, 46.2 at 128; the splits of down (K
+    12,288) and K / V (N 1,024) as session 42 chose them: 82.5 / 61.2 and 23.4 / 18.5 at 64); the GLU pair 32 columns
+    unswapped up to 32 rows and 64 swapped past 64 (162.1 at 128, where 32 unswapped took 203). Session 44 (the tiles'
+    PTX values; the GLU's K-splits summed and activated in the launch): gate + up at 64 rows 98.8 -> 63.2 in 64
+    swapped columns and 2 K-splits (77.7 unswapped, 94.8 / 80.9 in 4 splits; cuBLAS on a float16 copy 94.1). Session
+    45: at 33-64 rows the square-ish weights (N 4,096-8,192, K up to 4,096; measured: Q / O and the stacked Q and K,
+    N 4,096 and 5,120) in 64 swapped columns and 4 K-splits, Q / O 20.2 -> 17.9 us, the 64-sequence step 8.805 ->
+    8.672 ms (two A/B pairs); swapped lost on K / V (N 1,024: 10.9 -> 14.2) and on Q6_K down (K 12,288: 63 -> 75)."""
+    if glu:
+        return (64, 2, True) if 32 < rows <= 64 else (32, 1, False) if rows <= 64 else (64, 1, True)
+    if 32 < rows <= 64 and 4096 <= n <= 8192 and k <= 4096:
+        return 64, 4, True
+    return 64, 8, None
+
+
 def block_rows(n_pairs: int, n_experts: int) -> int:
     """Pairs a block of `experts_gemm_kernel`: twice the mean pairs an expert (most experts' pairs in one block, their
     tiles dequantized once), as a power of two in 16..64 (session 16 sweep: Qwen3.5 at 512 tokens, 16 pairs an
