@@ -78,6 +78,15 @@ def test_matmul_tiles_gemm(ops, ref, monkeypatch, t, rows):
                 assert not sems.any() and rel(ops.to_numpy(serial), ops.to_numpy(got)) < 1e-6
     from zinc.backends.cuda import ops as cuda_ops  # and so through the backend (its counters)
 
+    from zinc.backends.cuda.kernels.elementwise import GLU_ACTS
+
+    for splits in (1, 3):  # the products also stored in f16 (`out16`): one split's, the split sums', the GLU's
+        for glu in (None, (du.parts, GLU_ACTS["silu"])):
+            for counters in ((None, sems) if glu else (None,)):
+                half = torch.full((rows, 37), 7.0, dtype=torch.float16, device=DEVICE)
+                got = kmoe.experts_gemm(dx, dg.parts, int(t), 1, 37, k, ids, glu=glu, bm=16, bn=32, splits=splits,
+                                        sems=counters, out16=half)[:, 0]
+                assert torch.equal(half, got.half())
     plain = ops.matmul(dx, dg)
     monkeypatch.setattr(cuda_ops, "SPLIT_SUMS_IN_LAUNCH", True)
     assert rel(ops.to_numpy(ops.matmul(dx, dg)), ops.to_numpy(plain)) < 1e-6 and not ops._sems.any()
@@ -361,6 +370,22 @@ def test_greedy_next(n):
     assert chosen.cpu().tolist() == [-7, *want, -7]
 
 
+@pytest.mark.parametrize("s,m", [(2, 5), (4, 1024), (8, 3001)])
+def test_split_sum(ops, s, m):
+    """`moe.split_sum`: the K-splits' slices added in split order (bit for bit the same as NumPy's f32 adds in that
+    order), in f16 too when asked; sizes off the program's block."""
+    from zinc.backends.cuda.kernels.moe import split_sum
+
+    parts = np.random.default_rng(s * m).standard_normal((s, 3, m)).astype(np.float32)
+    want = parts[0].copy()
+    for i in range(1, s):
+        want += parts[i]
+    half = torch.zeros((3, m), dtype=torch.float16, device=DEVICE)
+    got = split_sum(ops.from_numpy(parts), half)
+    assert np.array_equal(ops.to_numpy(got), want) and torch.equal(half, got.half())
+    assert np.array_equal(ops.to_numpy(split_sum(ops.from_numpy(parts))), want)
+
+
 def test_add_rms_norm(ops, ref):
     rng = np.random.default_rng(6)
     x, r = rng.standard_normal((3, 40)).astype(np.float32), rng.standard_normal((3, 40)).astype(np.float32)
@@ -399,6 +424,26 @@ def test_norm_half_copy_feeds_tiles(ops, ref, monkeypatch, rows):
     other = y.clone()  # the same values elsewhere, while the kept copy is another norm's: rounded in the GEMM
     z = ops.rms_norm(ops.from_numpy(x), None, 1e-6)
     assert ops._x16[0] is z and np.array_equal(ops.to_numpy(ops.matmul(other, dw)), got) and seen[2] == torch.float32
+
+
+def test_glu_half_copy_feeds_down(ops, ref, monkeypatch):
+    """The tile GEMM's gate + up at a batched step's rows also stores its output in f16 (`_x16`), which the down
+    projection's tile GEMM reads: the same products as rounding in the GEMM."""
+    from zinc.backends.cuda.kernels import moe as kmoe
+
+    rows = 33
+    x = np.random.default_rng(77).standard_normal((rows, 512)).astype(np.float32)
+    wg, wu = (ops.upload(weight(GGMLType.Q4_K, (256, 512), rows + i)) for i in range(2))
+    a = ops.matmul_glu(ops.from_numpy(x), wg, wu, "silu")
+    assert ops._same_memory(ops._x16[0], a) and torch.equal(ops._x16[1], a.half())
+    seen, gemm = [], kmoe.experts_gemm
+    monkeypatch.setattr(kmoe, "experts_gemm", lambda x, *a, **kw: seen.append(x.dtype) or gemm(x, *a, **kw))
+    qd = weight(GGMLType.Q4_K, (40, 256), rows + 5)
+    wd = ops.upload(qd)
+    got = ops.to_numpy(ops.matmul(a, wd))
+    ops._x16 = None
+    assert np.array_equal(got, ops.to_numpy(ops.matmul(a, wd))) and seen == [torch.float16, torch.float32]
+    assert rel(got, ref.matmul(ops.to_numpy(a), ref.upload(qd))) < 2e-3
 
 
 def test_kv_write_from_pos(ops):

@@ -87,8 +87,10 @@ class _Batch:
                                               sinks=self.sinks, q_norm=self.qw, k_norm=self.kw, eps=EPS))
         return np.concatenate(outs)
 
-    def run(self, ops, kseq, q, k, v, pos_t, p: RopeParams, window: int, nsplit: int, fused: bool = False):
-        """fused: q, k and v as the parts of one fused projection's output (`ops.split` views, rows wider than each)."""
+    def run(self, ops, kseq, q, k, v, pos_t, p: RopeParams, window: int, nsplit: int, fused: bool = False,
+            out16=None):
+        """fused: q, k and v as the parts of one fused projection's output (`ops.split` views, rows wider than each);
+        out16: the f16 copy's buffer."""
         c, mscale = ops._rope_factors(p, None)
         C = ops.from_numpy
         opt = lambda a: None if a is None else C(a)  # noqa: E731
@@ -100,7 +102,7 @@ class _Batch:
             assert len(q) == 1 or not qkv[0].is_contiguous()
         return kseq.attention_seqs(*qkv, pos_t, self.table, f16, c, mscale, p.n_dims,
                                    p.mode in ("neox", "imrope"), SCALE, window=window, sinks=opt(self.sinks),
-                                   q_w=opt(self.qw), k_w=opt(self.kw), eps=EPS, nsplit=nsplit)
+                                   q_w=opt(self.qw), k_w=opt(self.kw), eps=EPS, nsplit=nsplit, out16=out16)
 
     def check_cells(self, ops, tol: float):
         for (ck, cv, cp), (gk, gv, gp) in zip(self.caches, self.dev):
@@ -144,8 +146,11 @@ def test_attention_seqs(ops, kseq, monkeypatch, case, block):
     assert tuple(got.shape) == (len(sizes), hq, dv) and got.dtype == torch.float32
     assert rel(ops.to_numpy(got), want) < tol
     batch.check_cells(ops, 1e-3 if cdt == np.float16 else 1e-6)
-    if block == 64:  # the same from the parts of a fused projection's output, read in place (no copies)
-        assert torch.equal(batch.run(ops, kseq, q, k, v, ops.from_numpy(pos), p, window, nsplit, fused=True), got)
+    if block == 64:  # the same from the parts of a fused projection's output, read in place (no copies), and with
+        # the output also stored in f16 (for the output projection's tile GEMM)
+        half = torch.full((len(sizes), hq * dv), 7.0, dtype=torch.float16, device=ops.device)
+        fused = batch.run(ops, kseq, q, k, v, ops.from_numpy(pos), p, window, nsplit, fused=True, out16=half)
+        assert torch.equal(fused, got) and torch.equal(half, got.reshape(half.shape).half())
         batch.check_cells(ops, 1e-3 if cdt == np.float16 else 1e-6)
 
 

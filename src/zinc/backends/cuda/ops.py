@@ -299,8 +299,13 @@ class CudaOps(BaseOps):
             if self._sems.numel() < tiles:
                 self._sems = torch.zeros(tiles, dtype=torch.int32, device=self.device)
             sems = self._sems
-        return kmoe.experts_gemm(x2, w.parts, int(w.ggml_type), 1, w.rows, w.k, ids, aligned, glu=g, bm=bm, bn=bn,
-                                 splits=splits, swap=swap, sems=sems)[:, 0]
+        # the GLU's products feed the down projection's tile GEMM: stored in f16 too, as the norms' (`_x16`)
+        half = None if glu is None else torch.empty((t, w.rows), dtype=torch.float16, device=self.device)
+        y = kmoe.experts_gemm(x2, w.parts, int(w.ggml_type), 1, w.rows, w.k, ids, aligned, glu=g, bm=bm, bn=bn,
+                              splits=splits, swap=swap, sems=sems, out16=half)[:, 0]
+        if half is not None:
+            self._x16 = (y, half)
+        return y
 
     def matmuls(self, x: torch.Tensor, ws: list[CudaWeight]) -> list[torch.Tensor]:
         """x @ W.T for each weight of one input; two Q4_K / Q6_K weights (Q and K beside a Q6_K V in a Q4_K_M
@@ -623,10 +628,15 @@ class CudaOps(BaseOps):
         c, mscale = self._rope_factors(p, freq_factors)
         caches = kv.group.caches
         cells = max(cache.layer(kv.il).size for cache in caches)
-        return kseqs.attention_seqs(q.float(), k.float(), v.float(), pos,
-                                    kv.table, caches[0].dtype == "f16", c, mscale, p.n_dims,
-                                    p.mode in ("neox", "imrope"), float(kq_scale), int(window), sinks, q_norm, k_norm,
-                                    float(eps), nsplit=kseqs.seq_splits(cells), max_cells=cells)
+        B, hq = q.shape[:2]
+        half = torch.empty((B, hq * v.shape[2]), dtype=torch.float16, device=self.device) \
+            if self._tile_rows(B) else None  # for the output projection's tile GEMM, as the norms' (`_x16`)
+        out = kseqs.attention_seqs(q.float(), k.float(), v.float(), pos, kv.table, caches[0].dtype == "f16", c, mscale,
+                                   p.n_dims, p.mode in ("neox", "imrope"), float(kq_scale), int(window), sinks, q_norm,
+                                   k_norm, float(eps), nsplit=kseqs.seq_splits(cells), max_cells=cells, out16=half)
+        if half is not None:
+            self._x16 = (out.view(B, -1), half)
+        return out
 
     def kv_tables(self, group):
         """(layers, sequences, 4) int64 on the device: where the batched kernels find each sequence's cells of each

@@ -215,10 +215,10 @@ def _rope_kv(q, k, v, q_pos, kv_pos, qw, knew, kw, vnew, rc, slots, eps, mscale,
 
 @triton.jit
 def _finish(m_i, l_i, acc, head, rm, sinks, out, xq, xd, xs, HQ, BM: tl.constexpr, DV: tl.constexpr,
-            DVP: tl.constexpr, HAS_SINK: tl.constexpr, QUANT: tl.constexpr):
+            DVP: tl.constexpr, HAS_SINK: tl.constexpr, QUANT: tl.constexpr, HALF: tl.constexpr = False):
     """One split (FINAL): the rows' outputs (acc over the softmax's sum, and the sink's term; m_i in base 2) stored
     to out (T, HQ, DV), with QUANT also on 8 bits (blocks of the (T, HQ * DV) rows: `mmvq.q8_store`) as the combine
-    does."""
+    does, with HALF also in f16 to xq (T, HQ, DV)."""
     dv = tl.arange(0, DVP)
     if HAS_SINK:
         sk = tl.load(sinks + head % HQ, mask=rm, other=0.0) * 1.4426950408889634
@@ -229,6 +229,8 @@ def _finish(m_i, l_i, acc, head, rm, sinks, out, xq, xd, xs, HQ, BM: tl.constexp
         w = 1.0 / tl.where(rm, l_i, 1.0)
     y = tl.where(rm[:, None], acc * w[:, None], 0.0)
     tl.store(out + head[:, None] * DV + dv[None, :], y, mask=rm[:, None] & (dv < DV)[None, :])
+    if HALF:
+        tl.store(xq + head[:, None] * DV + dv[None, :], y.to(tl.float16), mask=rm[:, None] & (dv < DV)[None, :])
     if QUANT:
         _q8_rows(y, head, 0, rm, HQ, BM, DVP // 32, DV, xq, xd, xs)
 
@@ -415,11 +417,12 @@ def attn_split_kernel(q, k, v, q_pos, kv_pos, m_out, l_out, o_out, T, S, n_kv, s
 @triton.jit
 def attn_combine_kernel(m_in, l_in, o_in, sinks, out, xq, xd, xs, HQ, NSPLIT: tl.constexpr, NSP: tl.constexpr,
                         DV: tl.constexpr, DC: tl.constexpr, HAS_SINK: tl.constexpr, CH: tl.constexpr,
-                        QUANT: tl.constexpr, PDL: tl.constexpr = 0, TRIG: tl.constexpr = 0):
+                        QUANT: tl.constexpr, PDL: tl.constexpr = 0, TRIG: tl.constexpr = 0,
+                        HALF: tl.constexpr = False):
     """Dims c * DC + [0, DC) of one output row (grid (T * HQ, cdiv(DV, DC))): the max over the NSP (>= NSPLIT)
     splits' maxima, then their outputs CH at a time. With QUANT (DC a multiple of 32 dividing DV) those dims are
     also written on 8 bits for the output projection's matvec: their blocks of the (T, HQ * DV) activation row t
-    (`mmvq.q8_store`)."""
+    (`mmvq.q8_store`); with HALF in f16 to xq (T, HQ, DV) for its tile GEMM."""
     row = tl.program_id(0)  # t * HQ + h
     c = tl.program_id(1)
     if TRIG == 1:  # as the split kernel's
@@ -451,6 +454,8 @@ def attn_combine_kernel(m_in, l_in, o_in, sinks, out, xq, xd, xs, HQ, NSPLIT: tl
         y += tl.sum(o * w[:, None], axis=0)
     y = y / z
     tl.store(out + row * DV + dv, y, mask=dm)
+    if HALF:
+        tl.store(xq + row * DV + dv, y.to(tl.float16), mask=dm)
     if QUANT:
         b = (row % HQ) * (DV // 32) + c * (DC // 32) + tl.arange(0, DC // 32)
         q8_store(tl.reshape(y, (DC // 32, 2, 4, 4)), b, row // HQ, HQ * DV, b >= 0, xq, xd, xs)

@@ -17,6 +17,7 @@ from zinc.backends.cuda.kernels.elementwise import glu_act
 from zinc.backends.cuda.kernels.quant import sub64
 
 GATINGS = {"softmax": 0, "sigmoid": 1, "softmax_weight": 2}
+SUM_BLOCK = 1024  # values a program of `split_sum_kernel`
 
 
 @triton.jit
@@ -126,9 +127,9 @@ def _mma(wt, xa, acc, SWAP: tl.constexpr):
 
 @triton.jit
 def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K, NSEL, sx, KS, so, fin, sems,
-                        QT: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, PER_TOKEN: tl.constexpr,
+                        out16, QT: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, PER_TOKEN: tl.constexpr,
                         GLU: tl.constexpr, ACT: tl.constexpr, SWAP: tl.constexpr, SERIAL: tl.constexpr = 0,
-                        ASM: tl.constexpr = 0):
+                        ASM: tl.constexpr = 0, HALF: tl.constexpr = False):
     """Grouped expert GEMM, one launch for every expert hit: program (m, n) takes the BM (token, slot) pairs
     pairs[m * BM ...] (-1: padding) that all chose expert block_e[m] (-1: an unused block) and computes columns
     n * BN ... of their x @ W_e^T (x row: the pair's token with PER_TOKEN, else the pair itself), each of the
@@ -140,6 +141,7 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
     SERIAL (the SERIAL splits of K): the last split of a tile to finish sums the tile's slices in split order into fin
     (pairs, N), counted on sems[tile] (int32, zero before, zero again after: no launch to clear or sum them); with GLU
     the up products' slices follow the gate's (out + (SERIAL + s) * so), the activation applied to the sums.
+    HALF: the final products (one split's, or the SERIAL sums) also stored in f16 to out16 (pairs, N).
     (Session 43, H100: each step's weight bytes loaded one or two steps ahead in registers lost at 64 rows, zinc bench
     tg64 of 64 sequences 4,258 -> 3,160 / 2,846 tok/s, bench/RESULTS.md.)"""
     pm = tl.program_id(0)
@@ -180,6 +182,8 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
         off = pc.to(tl.int64)[:, None] * N + n[None, :]
         om = pmask[:, None] & nm[None, :]
     tl.store(part + off, acc, mask=om)
+    if HALF and not SERIAL and KS >= K:
+        tl.store(out16 + off, acc.to(tl.float16), mask=om)
     if GLU and SERIAL:  # the up products' slices after the gate's
         tl.store(part + SERIAL * so + off, acc2, mask=om)
     if SERIAL:  # the slices' stores before the count (release), the last split's loads after it (acquire)
@@ -195,7 +199,35 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
                     up += tl.load(out + s * so + off, mask=om, other=0.0, cache_modifier=".cg")
                 total = glu_act(total, up, ACT)
             tl.store(fin + off, total, mask=om)
+            if HALF:
+                tl.store(out16 + off, total.to(tl.float16), mask=om)
             tl.atomic_xchg(sems + tile, 0)
+
+
+@triton.jit
+def split_sum_kernel(parts, out, out16, M, S: tl.constexpr, BLOCK: tl.constexpr, HALF: tl.constexpr):
+    """out[i] = parts[0, i] + parts[1, i] + ... + parts[S - 1, i], added in that order, for parts (S, M) f32; HALF:
+    also stored in f16 to out16; grid (cdiv(M, BLOCK),)."""
+    i = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    m = i < M
+    acc = tl.load(parts + i, mask=m, other=0.0)
+    for s in tl.static_range(1, S):
+        acc += tl.load(parts + s * M + i, mask=m, other=0.0)
+    tl.store(out + i, acc, mask=m)
+    if HALF:
+        tl.store(out16 + i, acc.to(tl.float16), mask=m)
+
+
+def split_sum(parts: torch.Tensor, out16: torch.Tensor | None = None) -> torch.Tensor:
+    """The sum over the first dim of parts (S, ...) f32 contiguous, the slices added in order (`split_sum_kernel`:
+    one read of the slices, where torch's sum over dim 0 took 5.4 us a launch for a 64-sequence Qwen3-8B step's
+    slices, 684 us a step, H100 session 45); out16: the sum in f16 too."""
+    m = parts[0].numel()
+    out = torch.empty(parts.shape[1:], dtype=torch.float32, device=parts.device)
+    split_sum_kernel[(triton.cdiv(m, SUM_BLOCK),)](parts, out, out16 if out16 is not None else out, m,
+                                                   S=parts.shape[0], BLOCK=SUM_BLOCK, HALF=out16 is not None,
+                                                   num_warps=4)
+    return out
 
 
 @triton.jit
@@ -281,7 +313,7 @@ def expert_order(ids: torch.Tensor) -> torch.Tensor:
 def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: int, ids: torch.Tensor,
                  aligned=None, glu=None, bm: int = 0, bn: int = 64, warps: int = 4, stages: int = 3,
                  swap: bool | None = None, splits: int = 1, sems: torch.Tensor | None = None,
-                 maxnreg: int = 0) -> torch.Tensor:
+                 maxnreg: int = 0, out16: torch.Tensor | None = None) -> torch.Tensor:
     """x (T, K) or (T * k, K) f32, a quantized stack (E, N, K) as `parts` of type qtype, ids (T, k) ->
     (T, k, N) f32 through `experts_gemm_kernel`; aligned: `align_pairs(ids, E, bm)` when already made;
     glu: (parts of the up stack, GLU_ACTS code) for act(x Wg^T) * (x Wu^T). swap: the kernel's SWAP, by default
@@ -293,7 +325,8 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
     block) tile or more (`CudaOps._sems`): the splits summed by the last of each tile inside the launch (the same
     order, no sum launch; session 44, H100: for the plain weights of a 64-sequence Qwen3-8B step 0.12 ms slower than
     the torch sums; session 45: 9.049 -> 9.221 ms, 9.282 with Q4_K capped at the loop's 96 registers, 9.659 with the
-    slices' loads unrolled). maxnreg: ptxas's register cap (0: none; a knob of bench/cuda_tiles_gemm_bench.py)."""
+    slices' loads unrolled). maxnreg: ptxas's register cap (0: none; a knob of bench/cuda_tiles_gemm_bench.py).
+    out16: a (T * k, N) f16 buffer the products are also stored to (for a GEMM that reads them next)."""
     T, nsel = ids.shape
     bm = bm or block_rows(T * nsel, n_experts)
     swap = bm <= 32 or qtype == 39 if swap is None else swap
@@ -316,10 +349,11 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
     fin = torch.empty((T * nsel, n), dtype=torch.float32, device=x.device) if serial else out
     experts_gemm_kernel[(block_e.numel(), triton.cdiv(n, bn), splits)](
         x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, n, k, nsel, x.stride(0), ks, T * nsel * n, fin,
-        sems if serial else block_e, QT=qtype, BM=bm, BN=bn, PER_TOKEN=x.shape[0] == T and nsel > 1,
-        GLU=glu is not None, ACT=glu[1] if glu is not None else 0, SWAP=bool(swap), SERIAL=serial,
-        ASM=x.is_cuda, num_warps=warps, num_stages=stages, **({"maxnreg": maxnreg} if maxnreg else {}))
-    return (fin if serial else out[0] if splits == 1 else out.sum(0)).reshape(T, nsel, n)
+        sems if serial else block_e, out16 if out16 is not None else out, QT=qtype, BM=bm, BN=bn,
+        PER_TOKEN=x.shape[0] == T and nsel > 1, GLU=glu is not None, ACT=glu[1] if glu is not None else 0,
+        SWAP=bool(swap), SERIAL=serial, ASM=x.is_cuda, HALF=out16 is not None, num_warps=warps, num_stages=stages,
+        **({"maxnreg": maxnreg} if maxnreg else {}))
+    return (fin if serial else out[0] if splits == 1 else split_sum(out, out16)).reshape(T, nsel, n)
 
 
 def tile_parts(parts, qtype: int) -> tuple:

@@ -90,11 +90,12 @@ def seq_rope_kernel(q, sq, qw, qout, k, sk, kw, v, sv, pos, table, c, HQ, HK, Dh
 def seq_split_kernel(qr, table, pos, sinks, out, m_out, l_out, o_out, HQ, NSPLIT, scale2, window, R: tl.constexpr,
                      D: tl.constexpr, DV: tl.constexpr, DP: tl.constexpr, DVP: tl.constexpr, HKV: tl.constexpr,
                      BM: tl.constexpr, BS: tl.constexpr, KV16: tl.constexpr, FINAL: tl.constexpr,
-                     HAS_SINK: tl.constexpr):
+                     HAS_SINK: tl.constexpr, HALF: tl.constexpr = False):
     """Query heads (BM of the R of KV head hk) of sequence b against split sp's chunk of its readable cells
     (chunks of a multiple of BS cells, from pos[b] and the size on the device). qr (B, HQ, D): the rotated
     queries; scale2: the score scale times log2(e). Partials at row (b * HQ + h) * NSPLIT + sp (max in
-    natural-log units, as `attn_combine_kernel` reads them); FINAL (one split): the output (B, HQ, DV)."""
+    natural-log units, as `attn_combine_kernel` reads them); FINAL (one split): the output (B, HQ, DV), with HALF
+    also in f16 to o_out."""
     pid = tl.program_id(0)
     sp = tl.program_id(1)
     nrb: tl.constexpr = (R + BM - 1) // BM
@@ -120,7 +121,7 @@ def seq_split_kernel(qr, table, pos, sinks, out, m_out, l_out, o_out, HQ, NSPLIT
         m_i, l_i, acc = _attend(ck, cv, ck, cv, cpos, s0, end, hk, qh, ql, qp, m_i, l_i, acc, scale2, 1.0, window,
                                 HKV, D, DV, DP, DVP, BM, BS, False, False, KV16, False, True)
     if FINAL:
-        _finish(m_i, l_i, acc, head, rm, sinks, out, out, out, out, HQ, BM, DV, DVP, HAS_SINK, False)
+        _finish(m_i, l_i, acc, head, rm, sinks, out, o_out, out, out, HQ, BM, DV, DVP, HAS_SINK, False, HALF)
     else:
         row = head * NSPLIT + sp
         dv = tl.arange(0, DVP)
@@ -131,7 +132,7 @@ def seq_split_kernel(qr, table, pos, sinks, out, m_out, l_out, o_out, HQ, NSPLIT
 
 def attention_seqs(q, k, v, pos, table, cells_f16: bool, c, mscale: float, n_dims: int, neox: bool,
                    scale: float, window: int = 0, sinks=None, q_w=None, k_w=None, eps: float = 0.0,
-                   nsplit: int | None = None, max_cells: int = 0) -> torch.Tensor:
+                   nsplit: int | None = None, max_cells: int = 0, out16: torch.Tensor | None = None) -> torch.Tensor:
     """The attention output (B, Hq, Dv) f32 of B sequences' new tokens, each over its own cache (see the
     module docstring), the new keys and values written to the caches first.
 
@@ -141,7 +142,8 @@ def attention_seqs(q, k, v, pos, table, cells_f16: bool, c, mscale: float, n_dim
     each head of that side first (eps), times the weight. Attention: softmax(scale * q.k) over the visible cells
     (position <= pos, and pos - position < window when window > 0), sinks (Hq,): one more logit per head in the
     denominator. nsplit: splits over the cells (default `seq_splits(max_cells)`); the launches depend only on
-    the shapes and nsplit, not on pos or the caches' sizes. No host sync."""
+    the shapes and nsplit, not on pos or the caches' sizes. No host sync. out16: (B, Hq * Dv) f16, the output
+    stored there in f16 too (for the output projection's tile GEMM)."""
     B, hq, d = q.shape
     hkv, dv = k.shape[1], v.shape[2]
     r = hq // hkv
@@ -159,20 +161,22 @@ def attention_seqs(q, k, v, pos, table, cells_f16: bool, c, mscale: float, n_dim
     rows = 1 if final else B * hq * nsplit
     m = torch.empty(rows, dtype=torch.float32, device=q.device)
     l = torch.empty(rows, dtype=torch.float32, device=q.device)
-    o = torch.empty(rows * (1 if final else dv), dtype=torch.float32, device=q.device)
+    o = out16 if final and out16 is not None else torch.empty(rows * (1 if final else dv), dtype=torch.float32,
+                                                              device=q.device)
     snk = sinks if sinks is not None else m
     bm, bs, stages, warps = tiles(r, d, dv, BLOCK_CELLS, STAGES, None, 2 if cells_f16 else 4)
     dp, dvp = max(16, triton.next_power_of_2(d)), max(16, triton.next_power_of_2(dv))
     seq_split_kernel[(B * hkv * triton.cdiv(r, bm), nsplit)](
         qr, table, pos, snk, out, m, l, o, hq, nsplit, scale * 1.4426950408889634, window, R=r, D=d, DV=dv, DP=dp,
         DVP=dvp, HKV=hkv, BM=bm, BS=bs, KV16=cells_f16, FINAL=final, HAS_SINK=sinks is not None,
-        num_warps=warps, num_stages=stages)
+        HALF=out16 is not None, num_warps=warps, num_stages=stages)
     if final:
         return out
     nsp = max(2, triton.next_power_of_2(nsplit))
     dvp = triton.next_power_of_2(dv)
     dc = COMBINE_DIMS if dv % COMBINE_DIMS == 0 and nsp * dvp > COMBINE_WHOLE else dvp
     attn_combine_kernel[(B * hq, triton.cdiv(dv, dc))](
-        m, l, o, snk, out, m, m, m, hq, NSPLIT=nsplit, NSP=nsp, DV=dv, DC=dc, HAS_SINK=sinks is not None,
-        CH=min(nsp, max(2, 4096 // dc)), QUANT=False, num_warps=4 if nsp * dc >= 4096 else 1)
+        m, l, o, snk, out, out16 if out16 is not None else m, m, m, hq, NSPLIT=nsplit, NSP=nsp, DV=dv, DC=dc,
+        HAS_SINK=sinks is not None, CH=min(nsp, max(2, 4096 // dc)), QUANT=False, HALF=out16 is not None,
+        num_warps=4 if nsp * dc >= 4096 else 1)
     return out
