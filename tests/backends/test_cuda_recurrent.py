@@ -226,13 +226,18 @@ def test_delta_net_step_prompt(ops, ref, T, Hk, Hv, S):
         assert rel(ops.to_numpy(dst), st) < 3e-5
 
 
+@pytest.mark.parametrize("cfg", [(16, 4), (8, 2), (64, 8)])
 @pytest.mark.parametrize("B,Hk,Hv,S,K", [(3, 2, 4, 16, 4), (5, 1, 3, 12, 3), (1, 2, 2, 32, 4)])
-def test_conv_delta_seqs(ops, ref, B, Hk, Hv, S, K):
+def test_conv_delta_seqs(ops, ref, monkeypatch, B, Hk, Hv, S, K, cfg):
     """B sequences of one token, each on its own conv window and delta-rule state found through a table
     (`CudaOps.conv_delta_rule_seqs`: `krec.conv_delta_seqs`, a batched decode step), against the NumPy backend's
     `conv_delta_rule` a sequence at a time; the states too. The mixed rows are a column slice (row stride of
-    their own), as the stacked projections give them."""
+    their own), as the stacked projections give them. cfg: `krec.DELTA_SEQS` (state columns and warps a program)."""
     from types import SimpleNamespace
+
+    from zinc.backends.cuda.kernels import recurrent as krec
+
+    monkeypatch.setattr(krec, "DELTA_SEQS", cfg)
 
     rng = np.random.default_rng(B * 100 + S)
     C = 2 * Hk * S + Hv * S

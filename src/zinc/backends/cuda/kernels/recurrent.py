@@ -25,6 +25,7 @@ from zinc.backends.cuda.kernels.mmvq import q8_store
 
 CONV_MAX_T = 64  # up to this many tokens conv1d runs `conv1d_kernel` (one program walks all the tokens)
 DELTA_BV = 16  # value-dim columns of the state per program of `delta_rule_kernel`
+DELTA_SEQS = (16, 4)  # (value-dim columns, warps) a program of its batched form (`conv_delta_seqs`)
 CONV_BC = 256  # channels per program of `conv1d_kernel` and `conv1d_tiles_kernel`
 CONV_BT = 32  # tokens per program of `conv1d_tiles_kernel` (a prompt past CONV_MAX_T tokens)
 CHUNK_BV = 32  # value-dim columns of the state per program of `chunk_state_kernel`
@@ -215,12 +216,12 @@ def conv_delta_seqs(mixed, alpha, b, conv_w, dt_bias, a, table, heads: tuple[int
     conv1d_kernel[(triton.cdiv(C, CONV_BC), B)](x, table, w, conv, 1, C, x.stride(0), K=w.shape[1], BC=CONV_BC,
                                                 SILU=True, TABLE=True, num_warps=2)
     out = torch.empty((B, hv, s), dtype=torch.float32, device=x.device)
-    bv = min(DELTA_BV, triton.next_power_of_2(s))
+    bv = min(DELTA_SEQS[0], triton.next_power_of_2(s))
     bk = triton.next_power_of_2(s)
     delta_rule_kernel[(hv, triton.cdiv(s, bv), B)](
         conv, conv[:, hk * s:], conv[:, 2 * hk * s:], alpha.float().contiguous(), b.float().contiguous(), table, out,
         1, hk, hv, s, s, 1.0 / math.sqrt(s), dt_bias.float().contiguous(), a.float().contiguous(), float(eps), BK=bk,
-        BV=bv, RAW=True, TABLE=True, RS=C, num_warps=4 if bk * bv >= 2048 else 2)
+        BV=bv, RAW=True, TABLE=True, RS=C, num_warps=DELTA_SEQS[1])
     return out
 
 
