@@ -34,6 +34,12 @@ SHAPES = [  # name, type, N, K, glu
     ("down", T.Q6_K, 4096, 12288, False),
     ("down", T.Q4_K, 4096, 12288, False),
     ("lm_head", T.Q6_K, 151936, 4096, False),
+    # Qwen3.5-35B-A3B: a DeltaNet layer's q / k / v (Q6_K in a third of the layers) and z, its output, the attention
+    # layers' q + gate
+    ("q35 qkv", T.Q4_K, 8192, 2048, False),
+    ("q35 qkv", T.Q6_K, 8192, 2048, False),
+    ("q35 z", T.Q4_K, 4096, 2048, False),
+    ("q35 out", T.Q4_K, 2048, 4096, False),
 ]
 GRID = [(bn, w, st, sw, 1, 0, 0) for bn in (32, 64, 128) for w, st in ((4, 3), (8, 3), (4, 4)) for sw in (0, 1)]
 GRID += [(bn, 4, 3, sw, sp, 0, 0) for bn in (32, 64) for sw in (0, 1) for sp in (2, 4)]  # split K (glu: with sums only)
