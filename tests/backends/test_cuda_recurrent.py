@@ -274,6 +274,25 @@ def test_rms_norm_gated(ops, ref, shape):
     assert rel(ops.to_numpy(ops.rms_norm_gated(dev(x), dev(w), 1e-6, dz, "silu")), want) < 1e-6
 
 
+def test_rms_norm_gated_half_copy(ops, ref):
+    """At a batched step's rows (the tile GEMM's) the gated norm also stores its output in f16 (`CudaOps._x16`),
+    which the output projection's tile GEMM then reads: the same products as rounding x in the GEMM."""
+    from zinc.gguf.constants import GGMLType
+    from zinc.testing.compare import random_weight
+
+    rng = np.random.default_rng(41)
+    x, z, w = rand(rng, 9, 4, 64), rand(rng, 9, 4, 64, scale=3.0), rand(rng, 64)
+    ops._x16 = None
+    out = ops.rms_norm_gated(dev(x), dev(w), 1e-6, dev(z), "silu")
+    assert rel(ops.to_numpy(out), ref.rms_norm_gated(x, w, 1e-6, z, "silu")) < 1e-6
+    flat = out.reshape(9, 256)
+    assert ops._same_memory(ops._x16[0], flat) and torch.equal(ops._x16[1], flat.half())
+    wo = ops.upload(random_weight(GGMLType.Q4_K, (40, 256), 3))
+    got = ops.to_numpy(ops.matmul(flat, wo))
+    ops._x16 = None
+    assert np.array_equal(got, ops.to_numpy(ops.matmul(flat, wo)))
+
+
 @pytest.mark.parametrize("T,H,N", [(1, 4, 32), (1, 3, 128), (2, 5, 64), (4, 2, 256)])
 def test_rms_norm_gated_q8(ops, ref, T, H, N):
     """With the 8-bit form: the output as above and its codes, scales and sums equal quantize_x of it,

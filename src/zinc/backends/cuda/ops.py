@@ -1,34 +1,33 @@
 """The CUDA backend: torch tensors on one GPU, Triton kernels for the hot ops, CUDA-graph decode.
 
-Activations are f32 torch tensors on the device. Weights are `CudaWeight`s (raw GGUF blocks
-repacked at upload). For a few rows (decode) `matmul` of a Q4_K / Q6_K / Q8_0 weight is the integer
-dot-product matvec of `kernels/mmvq` on 8-bit activations (Q4_K and Q6_K: its rows-as-streams form,
-`kernels/mmvs`; the activations quantized by the RMS norm that produced them, or on first use;
-`matmul_glu` is one kernel for gate, up and the GLU); other types take the generic dequant-matvec of
-`kernels/matvec_generic` (with exact=True a Q8_0 weight takes its `q8_matvec` on the f32 activations); for more
-rows (prefill) weights are dequantized to f16 for a tensor-core matmul. rms_norm, rope (fused with the per-head
-norm and the KV write), the GLUs and attention (split-K for decode, flash for prefill) are Triton kernels; for a
-few tokens `rope_qk_attention` is the decode attention's first kernel doing the norms, rope and KV write too.
-Everything else is a torch op on the device: no op falls back to the host. KV cells are f16 (default), f32 or
-q8_0 (`Q8Cells`: written quantized by the KV-write kernels, read dequantized by both attention kernels; `kernels/kvq8`).
-A MoE layer's shared expert is also uploaded as one more expert of its routed stacks where it has their types
-and shapes (`models.layers.fold_shared_experts`): in a decode step it runs in their launches, picked for every
-token by `router_topk_shared`. Expert matmuls read only the selected experts: for a few tokens one matvec over (token, expert)
-pairs with the ids read on the device (also for the prompts of many small experts); for the prompts of fewer, bigger
-experts one grouped GEMM launch (`kmoe.experts_gemm`: the pairs grouped by expert on the device, each expert's
-weight tiles dequantized once per block of its pairs), or for types it does not read a loop over the experts hit
-(dequantize, GEMM).
-Recurrent layers: `kernels/recurrent.py` (a step's conv1d and token-by-token delta rule are one
-kernel each, the chunked prefill form torch code); the router's top-k and the experts' weighted sum
-are one kernel each (`kernels/moe.py`).
+Activations are f32 torch tensors on the device. Weights are `CudaWeight`s (raw GGUF blocks repacked at upload). For
+a few rows (decode) `matmul` of a Q4_K / Q6_K / Q8_0 weight is the integer dot-product matvec of `kernels/mmvq` on
+8-bit activations (Q4_K and Q6_K: its rows-as-streams form, `kernels/mmvs`; the activations quantized by the RMS
+norm that produced them, or on first use; `matmul_glu` is one kernel for gate, up and the GLU); other types take the
+generic dequant-matvec of `kernels/matvec_generic` (with exact=True a Q8_0 weight takes its `q8_matvec` on the f32
+activations); for 5-128 rows (a batched decode step, a short prompt) a type the tiles read is one GEMM over
+dequantized tiles (`_gemm_tiles`), for more (prefill) the weight dequantized to f16 for a tensor-core matmul.
+rms_norm, rope (fused with the per-head norm and the KV write), the GLUs and attention (split-K for decode, flash
+for prefill) are Triton kernels; for a few tokens `rope_qk_attention` is the decode attention's first kernel doing
+the norms, rope and KV write too. Everything else is a torch op on the device: no op falls back to the host. KV
+cells are f16 (default), f32 or q8_0 (`Q8Cells`: written quantized by the KV-write kernels, read dequantized by both
+attention kernels; `kernels/kvq8`). A MoE layer's shared expert is also uploaded as one more expert of its routed
+stacks where it has their types and shapes (`models.layers.fold_shared_experts`): in a decode step it runs in their
+launches, picked for every token by `router_topk_shared`. Expert matmuls read only the selected experts: for a few
+tokens one matvec over (token, expert) pairs with the ids read on the device (also for the prompts of many small
+experts); for the prompts of fewer, bigger experts one grouped GEMM launch (`kmoe.experts_gemm`: the pairs grouped
+by expert on the device, each expert's weight tiles dequantized once per block of its pairs), or for types it does
+not read a loop over the experts hit (dequantize, GEMM). Recurrent layers: `kernels/recurrent.py` (a step's conv1d
+and token-by-token delta rule are one kernel each, the chunked prefill form torch code); the router's top-k and the
+experts' weighted sum are one kernel each (`kernels/moe.py`).
 
-`run_step` (called by `Model.forward`) replays a CUDA graph of the whole single-token step, or of
-a prompt chunk whose length came before (`graph.StepGraphs`); while a graph is being captured,
-`kv_write` takes each cell from the position (pos % cells, as `KVCache.begin` does) and attention
-reads its extent from the positions, so the captured step is right at every later position.
-`greedy_steps` (`Model.greedy`) replays a graph of the step plus its argmax, which feeds the next
-replay: no host round trip per token; `loop_steps` (`Model.start_seqs`) the same, or with each row's token drawn by
-its request's sampler settings on the device (`kernels/sample.py`), without waiting for the ids.
+`run_step` (called by `Model.forward`) replays a CUDA graph of the whole single-token step, or of a prompt chunk
+whose length came before (`graph.StepGraphs`); while a graph is being captured, `kv_write` takes each cell from the
+position (pos % cells, as `KVCache.begin` does) and attention reads its extent from the positions, so the captured
+step is right at every later position. `greedy_steps` (`Model.greedy`) replays a graph of the step plus its argmax,
+which feeds the next replay: no host round trip per token; `loop_steps` (`Model.start_seqs`) the same, or with each
+row's token drawn by its request's sampler settings on the device (`kernels/sample.py`), without waiting for the
+ids.
 """
 
 from __future__ import annotations
@@ -300,12 +299,10 @@ class CudaOps(BaseOps):
                 self._sems = torch.zeros(tiles, dtype=torch.int32, device=self.device)
             sems = self._sems
         # the GLU's products feed the down projection's tile GEMM: stored in f16 too, as the norms' (`_x16`)
-        half = None if glu is None else torch.empty((t, w.rows), dtype=torch.float16, device=self.device)
-        y = kmoe.experts_gemm(x2, w.parts, int(w.ggml_type), 1, w.rows, w.k, ids, aligned, glu=g, bm=bm, bn=bn,
-                              splits=splits, swap=swap, sems=sems, out16=half)[:, 0]
-        if half is not None:
-            self._x16 = (y, half)
-        return y
+        half = None if glu is None else self._half_buffer(t, w.rows)
+        return self._keep_half(kmoe.experts_gemm(x2, w.parts, int(w.ggml_type), 1, w.rows, w.k, ids, aligned, glu=g,
+                                                 bm=bm, bn=bn, splits=splits, swap=swap, sems=sems, out16=half)[:, 0],
+                               half)
 
     def matmuls(self, x: torch.Tensor, ws: list[CudaWeight]) -> list[torch.Tensor]:
         """x @ W.T for each weight of one input; two Q4_K / Q6_K weights (Q and K beside a Q6_K V in a Q4_K_M
@@ -494,14 +491,22 @@ class CudaOps(BaseOps):
         return s, out
 
     def _half_for_tiles(self, out) -> torch.Tensor | None:
-        """For a norm output of a tile GEMM's rows (a batched decode step of MATVEC_MAX_ROWS + 1 to
-        GEMM_TILES_MAX_ROWS sequences): an f16 buffer the norm also fills, kept as `_x16` for the GEMMs that read
-        out (the q / k / v projections, gate + up: one rounding, not one launch each)."""
-        if self.exact or out.dim() != 2 or not self._tile_rows(out.shape[0]) or out.dtype != torch.float32:
-            return None
-        half = torch.empty(out.shape, dtype=torch.float16, device=self.device)
-        self._x16 = (out, half)
+        """`_half_buffer` for a norm's (T, D) f32 output, kept as its copy (`_keep_half`) for the norm to fill."""
+        half = self._half_buffer(*out.shape) if out.dim() == 2 and out.dtype == torch.float32 else None
+        self._keep_half(out, half)
         return half
+
+    def _half_buffer(self, rows: int, cols: int) -> torch.Tensor | None:
+        """An f16 (rows, cols) buffer an op also fills with its output where tile GEMMs read that next (`_x16`: x
+        rounded once, no launch a GEMM): a batched step's norms, GLU, attention; None at other rows, in exact mode."""
+        ok = not self.exact and self._tile_rows(rows)
+        return torch.empty((rows, cols), dtype=torch.float16, device=self.device) if ok else None
+
+    def _keep_half(self, out: torch.Tensor, half: torch.Tensor | None) -> torch.Tensor:
+        """Remember half (unless None) as the f16 copy of out (`_x16`); out."""
+        if half is not None:
+            self._x16 = (out.view(half.shape), half)
+        return out
 
     @property
     def _pdl(self) -> tuple[int, int]:
@@ -628,15 +633,11 @@ class CudaOps(BaseOps):
         c, mscale = self._rope_factors(p, freq_factors)
         caches = kv.group.caches
         cells = max(cache.layer(kv.il).size for cache in caches)
-        B, hq = q.shape[:2]
-        half = torch.empty((B, hq * v.shape[2]), dtype=torch.float16, device=self.device) \
-            if self._tile_rows(B) else None  # for the output projection's tile GEMM, as the norms' (`_x16`)
-        out = kseqs.attention_seqs(q.float(), k.float(), v.float(), pos, kv.table, caches[0].dtype == "f16", c, mscale,
-                                   p.n_dims, p.mode in ("neox", "imrope"), float(kq_scale), int(window), sinks, q_norm,
-                                   k_norm, float(eps), nsplit=kseqs.seq_splits(cells), max_cells=cells, out16=half)
-        if half is not None:
-            self._x16 = (out.view(B, -1), half)
-        return out
+        half = self._half_buffer(q.shape[0], q.shape[1] * v.shape[2])
+        return self._keep_half(kseqs.attention_seqs(
+            q.float(), k.float(), v.float(), pos, kv.table, caches[0].dtype == "f16", c, mscale, p.n_dims,
+            p.mode in ("neox", "imrope"), float(kq_scale), int(window), sinks, q_norm, k_norm, float(eps),
+            nsplit=kseqs.seq_splits(cells), max_cells=cells, out16=half), half)
 
     def kv_tables(self, group):
         """(layers, sequences, 4) int64 on the device: where the batched kernels find each sequence's cells of each
@@ -726,10 +727,11 @@ class CudaOps(BaseOps):
         q8 = None
         if not self.exact and x.dim() == 3 and x.shape[0] <= MATVEC_MAX_ROWS and n >= 32 and n & (n - 1) == 0:
             q8 = mmvq.q8_buffers(x.shape[0], x.shape[1] * n, self.device)
-        out = krec.rms_norm_gated(x, w, eps, z, q8)
+        half = self._half_buffer(x.shape[0], x[0].numel()) if x.dim() == 3 else None  # (the output projection's)
+        out = krec.rms_norm_gated(x, w, eps, z, q8, half)
         if q8 is not None:
             self._keep_q8(out, q8)
-        return out
+        return self._keep_half(out, half)
 
     def delta_net_recurrent(self, q, k, v, g, beta, state):
         return krec.delta_net_recurrent(q, k, v, g, beta, state)

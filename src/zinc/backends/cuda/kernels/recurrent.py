@@ -234,11 +234,12 @@ def delta_net_step(q, k, v, alpha, b, dt_bias, a, state: torch.Tensor, eps: floa
 
 @triton.jit
 def gated_norm_kernel(x, w, z, out, N, eps, H, sz, xq, xd, xs, BN: tl.constexpr, QUANT: tl.constexpr,
-                      NBQ: tl.constexpr):
+                      NBQ: tl.constexpr, HALF: tl.constexpr = False):
     """Row r of x (R, N): out = x / sqrt(mean(x^2) + eps) * w * silu(z), z's row r at (r // H) * sz + (r % H) * N
     (sz: z's token stride); grid (R,). With QUANT
     (N = NBQ * 32) the row is also written on 8 bits: blocks h * NBQ ... of the (R / H, H * N) activation
-    row r // H, h = r % H (`mmvq.q8_store`), for the output projection's matvec."""
+    row r // H, h = r % H (`mmvq.q8_store`), for the output projection's matvec; with HALF in f16 to xq (R, N), for
+    its tile GEMM."""
     r = tl.program_id(0).to(tl.int64)
     n = tl.arange(0, BN)
     m = n < N
@@ -248,14 +249,18 @@ def gated_norm_kernel(x, w, z, out, N, eps, H, sz, xq, xd, xs, BN: tl.constexpr,
     y = xr * (1.0 / tl.sqrt(tl.sum(xr * xr, axis=0) / N + eps)) * wr
     y = y * (zr / (1.0 + tl.exp(-zr)))
     tl.store(out + r * N + n, y, mask=m)
+    if HALF:
+        tl.store(xq + r * N + n, y.to(tl.float16), mask=m)
     if QUANT:
         b = (r % H) * NBQ + tl.arange(0, NBQ)
         q8_store(tl.reshape(y, (NBQ, 2, 4, 4)), b, r // H, H * N, b >= 0, xq, xd, xs)
 
 
-def rms_norm_gated(x: torch.Tensor, w: torch.Tensor, eps: float, z: torch.Tensor, q8=None) -> torch.Tensor:
+def rms_norm_gated(x: torch.Tensor, w: torch.Tensor, eps: float, z: torch.Tensor, q8=None,
+                   out16: torch.Tensor | None = None) -> torch.Tensor:
     """rms_norm(x, w, eps) * silu(z) over the last axis (x, z of one shape (T, H, N), w (N,)) in one
-    launch; q8: `mmvq.q8_buffers(T, H * N)` to also get the output on 8 bits (N a power of two >= 32)."""
+    launch; q8: `mmvq.q8_buffers(T, H * N)` to also get the output on 8 bits (N a power of two >= 32); out16: an f16
+    (T, H * N) buffer the output is also stored to."""
     N = x.shape[-1]
     x, w = x.float().contiguous(), w.float().contiguous()
     H = x.shape[-2] if x.dim() >= 2 else 1
@@ -264,9 +269,10 @@ def rms_norm_gated(x: torch.Tensor, w: torch.Tensor, eps: float, z: torch.Tensor
     sz = z.stride(0) if z.dim() == 3 else H * N
     out = torch.empty_like(x)
     bn = triton.next_power_of_2(N)
-    xq, xd, xs = q8 if q8 is not None else (out, out, out)
+    xq, xd, xs = q8 if q8 is not None else (out16 if out16 is not None else out, out, out)
     gated_norm_kernel[(x.numel() // N,)](x, w, z, out, N, float(eps), H, sz, xq, xd, xs, BN=bn, QUANT=q8 is not None,
-                                         NBQ=max(1, N // 32), num_warps=4 if bn >= 1024 else 1)
+                                         NBQ=max(1, N // 32), HALF=q8 is None and out16 is not None,
+                                         num_warps=4 if bn >= 1024 else 1)
     return out
 
 
