@@ -1,6 +1,7 @@
 # Session 46, call a (any card, ~8 min; written at the end of session 45, then session 46's changes added: the K-splits'
 # sums in one Triton launch each (`moe.split_sum`, session 45 H100: torch's 127 sums 684 us a step) and the GLU's and
-# batched attention's outputs also stored in f16 for the down / output projections' tile GEMMs (72 conversions, 128 us).
+# batched attention's (and Qwen3.5's gated norm's) outputs also stored in f16 for the down / output projections' tile
+# GEMMs (72 conversions, 128 us).
 # Session 45's last change, not yet on a GPU: the rope kernels read q, k and v where the fused projection left them
 # (`elementwise.packed_rows`), so a 64-sequence Qwen3-8B step loses its two copies a layer (session 45 H100 profile: 90 `elementwise_kernel<128, 2>`
 # launches, 161 us a step). GPU tests of the rope and batched attention kernels; the 64-sequence step profile
@@ -14,7 +15,8 @@ nvidia-smi --query-gpu=name --format=csv,noheader
  python3 -m zinc.synth qwen35-35b-a3b -o .real/q35.gguf --ftype Q4_K_M -q) > /tmp/synth.log 2>&1 &
 timeout 180 python3 -m pytest -q -p no:cacheprovider --tb=short -rfE tests/backends/test_cuda_rope.py \
   tests/backends/test_cuda_experts_gemm.py tests/backends/test_cuda_seqs.py tests/backends/test_cuda_kernels.py \
-  -k "rope or seqs or attention_seqs or experts or split_sum or glu_half or tiles_gemm or norm_half" > $OUT/r/t_a.log 2>&1
+  tests/backends/test_cuda_recurrent.py -k "rope or seqs or experts or split_sum or glu_half or tiles_gemm or norm_half \
+  or gated" > $OUT/r/t_a.log 2>&1
 echo "== tests rc=$?"; grep -E "^(FAILED|ERROR)|passed|failed|Fatal" $OUT/r/t_a.log | head -12 | cut -c1-300
 timeout 60 python3 bench/cuda_delta_seqs_bench.py --out $OUT/r 2>&1 | grep -v Warn
 wait
