@@ -11,18 +11,21 @@
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src
 mkdir -p .real $OUT/r
 nvidia-smi --query-gpu=name --format=csv,noheader
-(python3 -m zinc.synth qwen3-8b -o .real/q8b.gguf --ftype Q4_K_M -q
- python3 -m zinc.synth qwen35-35b-a3b -o .real/q35.gguf --ftype Q4_K_M -q) > /tmp/synth.log 2>&1 &
+python3 -m zinc.synth qwen3-8b -o .real/q8b.gguf --ftype Q4_K_M -q > /tmp/synth8.log 2>&1 &
+P8=$!
+python3 -m zinc.synth qwen35-35b-a3b -o .real/q35.gguf --ftype Q4_K_M -q > /tmp/synth35.log 2>&1 &
+P35=$!
 timeout 180 python3 -m pytest -q -p no:cacheprovider --tb=short -rfE tests/backends/test_cuda_rope.py \
   tests/backends/test_cuda_experts_gemm.py tests/backends/test_cuda_seqs.py tests/backends/test_cuda_kernels.py \
   tests/backends/test_cuda_recurrent.py -k "rope or seqs or experts or split_sum or glu_half or tiles_gemm or norm_half \
   or gated" > $OUT/r/t_a.log 2>&1
 echo "== tests rc=$?"; grep -E "^(FAILED|ERROR)|passed|failed|Fatal" $OUT/r/t_a.log | head -12 | cut -c1-300
-timeout 60 python3 bench/cuda_delta_seqs_bench.py --out $OUT/r 2>&1 | grep -v Warn
-wait
+wait $P8
 timeout 60 python3 bench/cuda_step_profile.py .real/q8b.gguf --seqs 64 --depth 128 --steps 12 --out $OUT/r 2>&1 \
   | grep -v Warn | head -24 | cut -c1-110
 timeout 150 python3 -m zinc.cli bench -m .real/q8b.gguf --backend cuda -p 0 -n 64 --parallel 8,16,64 -r 1 --json \
   > $OUT/r/s46a-q8b.json 2> /tmp/s.log; grep -E "verified|: run|Error" /tmp/s.log | cut -c1-160
+timeout 60 python3 bench/cuda_delta_seqs_bench.py --out $OUT/r 2>&1 | grep -v Warn
+wait $P35
 timeout 90 python3 bench/cuda_step_profile.py .real/q35.gguf --seqs 64 --depth 128 --steps 8 --out $OUT/r 2>&1 \
   | grep -v Warn | head -26 | cut -c1-110
