@@ -17,7 +17,7 @@ python3 -m zinc.synth qwen35-35b-a3b -o .real/q35.gguf --ftype Q4_K_M -q > /tmp/
 P35=$!
 timeout 180 python3 -m pytest -q -p no:cacheprovider --tb=short -rfE tests/backends/test_cuda_rope.py \
   tests/backends/test_cuda_experts_gemm.py tests/backends/test_cuda_seqs.py tests/backends/test_cuda_kernels.py \
-  tests/backends/test_cuda_recurrent.py -k "rope or seqs or experts or split_sum or glu_half or tiles_gemm or norm_half \
+  tests/backends/test_cuda_recurrent.py -k "rope or seqs or experts or split_sum or glu_half or tiles_gemm or half or kv_tables \
   or gated" > $OUT/r/t_a.log 2>&1
 echo "== tests rc=$?"; grep -E "^(FAILED|ERROR)|passed|failed|Fatal" $OUT/r/t_a.log | head -12 | cut -c1-300
 wait $P8

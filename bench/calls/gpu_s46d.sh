@@ -8,7 +8,7 @@ nvidia-smi --query-gpu=name --format=csv,noheader
 python3 -m zinc.synth qwen3-8b -o .real/q8b.gguf --ftype Q4_K_M -q > /tmp/synth8.log 2>&1 &
 timeout 130 python3 -m pytest -q -p no:cacheprovider --tb=short -rfE tests/backends/test_cuda_rope.py \
   tests/backends/test_cuda_seqs.py tests/backends/test_cuda_kernels.py tests/backends/test_cuda_recurrent.py \
-  -k "rope or attention_seqs or split_sum or glu_half or tiles_gemm or norm_half or gated" > $OUT/r/t_d.log 2>&1
+  -k "rope or seqs or split_sum or half or tiles_gemm or gated or kv_tables" > $OUT/r/t_d.log 2>&1
 echo "== tests rc=$?"; grep -E "^(FAILED|ERROR)|passed|failed|Fatal" $OUT/r/t_d.log | head -12 | cut -c1-300
 wait
 timeout 60 python3 bench/cuda_step_profile.py .real/q8b.gguf --seqs 64 --depth 128 --steps 12 --out $OUT/r 2>&1 \

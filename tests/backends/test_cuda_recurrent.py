@@ -274,6 +274,25 @@ def test_rms_norm_gated(ops, ref, shape):
     assert rel(ops.to_numpy(ops.rms_norm_gated(dev(x), dev(w), 1e-6, dz, "silu")), want) < 1e-6
 
 
+def test_kv_tables_need_aligned_states(ops):
+    """The batched kernels read the states 16-byte aligned (`recurrent._seq_state`): `CudaOps.kv_tables` gives a
+    table for states at such addresses, and None (a sequence at a time) for a state that is not."""
+    from types import SimpleNamespace
+
+    from zinc.engine.cache import LayerState
+
+    class Cache:  # (kv_tables remembers a cache's rows by a weak reference)
+        def __init__(self, offset: int):
+            st = LayerState.__new__(LayerState)
+            st.conv = torch.zeros(3 * 64 + 1, device=DEVICE)[offset:offset + 3 * 64].view(3, 64)
+            st.ssm = torch.zeros(2, 16, 16, device=DEVICE)
+            self.layers = [st]
+    good, bad = Cache(0), Cache(1)
+    table = ops.kv_tables(SimpleNamespace(caches=[good, good]))
+    assert tuple(table.shape) == (1, 2, 4) and int(table[0, 1, 0]) == good.layers[0].conv.data_ptr()
+    assert ops.kv_tables(SimpleNamespace(caches=[good, bad])) is None
+
+
 def test_rms_norm_gated_half_copy(ops, ref):
     """At a batched step's rows (the tile GEMM's) the gated norm also stores its output in f16 (`CudaOps._x16`),
     which the output projection's tile GEMM then reads: the same products as rounding x in the GEMM."""
@@ -308,7 +327,8 @@ def test_rms_norm_gated_q8(ops, ref, T, H, N):
         assert torch.equal(got, want)
     cops = CudaOps(device=DEVICE, graphs=False)
     y = cops.rms_norm_gated(dev(x), dev(w), 1e-6, dev(z), "silu")
-    assert any(cops._same_input(hit, y.reshape(T, H * N), y.reshape(T, H * N)) for hit in cops._qx)
+    before, flat = list(cops._qx), y.reshape(T, H * N)  # the output projection finds the norm's quantization
+    assert cops._quantized(flat, flat)[0] is before[0][1] and [id(h) for h in cops._qx] == [id(h) for h in before]
 
 
 # ------------------------------------------------------------------------------------ mixture of experts

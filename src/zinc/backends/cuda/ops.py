@@ -68,10 +68,9 @@ GEMM_TILES_MAX_ROWS = 128
 # layer and lost). Fewer tokens share fewer experts while the ranking costs the same, so it starts at half that
 # measured step (unmeasured below). Settable for A/B runs (bench/cuda_step_profile.py --expert-order-min)
 EXPERT_ORDER_MIN_TOKENS = 32
-# `_gemm_tiles`' K-splits of plain weights summed inside the launch by each tile's last split
-# (`kmoe.experts_gemm(sems=...)`), not by a torch sum after it: a 64-sequence Qwen3-8B step ran 127 such sums, 684 of
-# 10,334 us, but summed in the launch the step took 10,456 (H100, session 44, bench/calls/gpu_s44d.sh). Off; the GLU
-# pair's splits are always summed (and activated) in the launch
+# `_gemm_tiles`' K-splits of plain weights summed in the launch by each tile's last split (`kmoe.experts_gemm` sems),
+# not by a sum launch after it: off (H100, 64-sequence Qwen3-8B step, against torch's sums: 10,334 -> 10,456 us,
+# session 44; 9,049 -> 9,221, session 45). The GLU pair's splits are always summed (and activated) in the launch
 SPLIT_SUMS_IN_LAUNCH = False
 DENSE_MATVEC_MAX = 1 << 24  # float weights up to this many values take `kgm.dense_matvec` at those rows
 QX_KEEP = 2  # quantized matmul inputs remembered (CudaOps._quantized)
@@ -322,8 +321,8 @@ class CudaOps(BaseOps):
         """x2 (the (T, K) f32 view of x) quantized for `mmvq`; the q, k, v (or gate, up) projections
         of one input share one quantization (no op writes its input in place), and the ops that
         quantize their own output (norms, decode attention) leave it here."""
-        for hit in self._qx:
-            if self._same_input(hit, x, x2):
+        for hit in self._qx:  # (the codes' shape: x2's rows, a quarter of its columns)
+            if hit[1].shape == (x2.shape[0], x2.shape[1] // 4) and self._same_memory(hit[0], x):
                 return hit[1:]
         q8 = mmvq.quantize_x(x2, pdl=self._pdl)
         self._keep_q8(x, q8)
@@ -333,11 +332,6 @@ class CudaOps(BaseOps):
         """Remember x's quantization (newest first, QX_KEEP of them: a MoE layer's shared expert quantizes
         its GLU output between the norm's and the routed experts' use of the norm's)."""
         self._qx = [(x, *q8)] + self._qx[:QX_KEEP - 1]
-
-    @classmethod
-    def _same_input(cls, hit: tuple, x: torch.Tensor, x2: torch.Tensor) -> bool:
-        """Whether `hit` holds x2's quantization (x2 the (T, K) view of x)."""
-        return hit[1].shape == (x2.shape[0], x2.shape[1] // 4) and cls._same_memory(hit[0], x)
 
     @staticmethod
     def _same_memory(y: torch.Tensor, x: torch.Tensor) -> bool:
@@ -642,8 +636,8 @@ class CudaOps(BaseOps):
     def kv_tables(self, group):
         """(layers, sequences, 4) int64 on the device: where the batched kernels find each sequence's cells of each
         attention layer (`kseqs.table_row`) and the conv window and delta-rule state of each recurrent layer
-        (`krec.conv_delta_seqs`: their addresses, then zeros); None where a cache's cells are not f16 / f32
-        tensors (q8_0 cells: the sequences then run one at a time)."""
+        (`krec.conv_delta_seqs`: their addresses, then zeros); None (the sequences then run one at a time) where a
+        cache's cells are not f16 / f32 tensors (q8_0) or an address is not 16-byte aligned (the kernels' loads)."""
         rows = []
         for cache in group.caches:
             r = self._kv_rows.get(cache)
@@ -656,6 +650,8 @@ class CudaOps(BaseOps):
                         r[il] = kseqs.table_row(lk.k, lk.v, lk.pos)
                     elif isinstance(lk, LayerState):
                         r[il, :2] = lk.conv.data_ptr(), lk.ssm.data_ptr()
+                if (r[:, :3] % 16).any():
+                    return None
                 self._kv_rows[cache] = r  # a cache changes its tensors in place only (fill, overwrite)
             rows.append(r)
         return torch.from_numpy(np.stack(rows, 1)).to(self.device)

@@ -175,14 +175,16 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
             acc2 = _mma(sub64(a2, b2, c2, d2, r, k0, K, QT, ASM).to(tl.float16), xa, acc2, SWAP)
     if GLU and not SERIAL:
         acc = glu_act(acc, acc2, ACT)
+    # (HALF: a tile GEMM's <= 128 rows; int32 offsets, the Q4_K GLU's unswapped form 102 -> 85 registers, sm_90)
+    orow = pc if HALF else pc.to(tl.int64)
     if SWAP:
-        off = pc.to(tl.int64)[None, :] * N + n[:, None]
+        off = orow[None, :] * N + n[:, None]
         om = pmask[None, :] & nm[:, None]
     else:
-        off = pc.to(tl.int64)[:, None] * N + n[None, :]
+        off = orow[:, None] * N + n[None, :]
         om = pmask[:, None] & nm[None, :]
     tl.store(part + off, acc, mask=om)
-    if HALF and not SERIAL and KS >= K:
+    if HALF and not SERIAL and KS >= K:  # (after the f32 store: before it, the Q4_K GLU swapped took 168, not 152)
         tl.store(out16 + off, acc.to(tl.float16), mask=om)
     if GLU and SERIAL:  # the up products' slices after the gate's
         tl.store(part + SERIAL * so + off, acc2, mask=om)
@@ -198,9 +200,9 @@ def experts_gemm_kernel(x, pairs, block_e, a, b, c, d, a2, b2, c2, d2, out, N, K
                 for s in range(SERIAL + 1, 2 * SERIAL):
                     up += tl.load(out + s * so + off, mask=om, other=0.0, cache_modifier=".cg")
                 total = glu_act(total, up, ACT)
-            tl.store(fin + off, total, mask=om)
-            if HALF:
+            if HALF:  # (before the f32 store: after it the Q4_K GLU took 172 registers, not 150: 2 programs an SM)
                 tl.store(out16 + off, total.to(tl.float16), mask=om)
+            tl.store(fin + off, total, mask=om)
             tl.atomic_xchg(sems + tile, 0)
 
 

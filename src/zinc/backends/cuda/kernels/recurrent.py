@@ -33,8 +33,9 @@ CHUNK_BV = 32  # value-dim columns of the state per program of `chunk_state_kern
 
 @triton.jit
 def _seq_state(table, col: tl.constexpr):
-    """The f32 state at the address in column col of a table row (`conv_delta_seqs`)."""
-    return tl.load(table + col).to(tl.pointer_type(tl.float32))
+    """The f32 state at the address in column col of a table row (`conv_delta_seqs`), 16-byte aligned (as
+    `CudaOps.kv_tables` checks: the state's loads and stores vectorized)."""
+    return tl.multiple_of(tl.load(table + col).to(tl.pointer_type(tl.float32)), 16)
 
 
 @triton.jit(do_not_specialize=["T"])  # T = 1 stays a runtime value: the window-row tests are on tensors

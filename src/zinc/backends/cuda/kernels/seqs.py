@@ -48,13 +48,15 @@ def seq_splits(max_cells: int) -> int:
 
 def table_row(k_cells, v_cells, cell_pos) -> list[int]:
     """One sequence's row of the pointer table: the addresses of its k and v cells and of its cells'
-    positions, and its number of cells. The tensors must outlive every launch that reads the row."""
+    positions, and its number of cells. The tensors must outlive every launch that reads the row, at addresses
+    16-byte aligned (as torch allocates them)."""
     return [k_cells.data_ptr(), v_cells.data_ptr(), cell_pos.data_ptr(), k_cells.shape[0]]
 
 
 @triton.jit
 def _cells(table, b, KV16: tl.constexpr):
-    """Row b of the table as (k cells, v cells, cell positions) pointers and the number of cells (int32)."""
+    """Row b of the table as (k cells, v cells, cell positions) pointers and the number of cells (int32); the
+    addresses 16-byte aligned (`CudaOps.kv_tables` checks; told to Triton, the tiles' copies are 16 bytes, not 4)."""
     row = table + b.to(tl.int64) * 4
     if KV16:
         ck = tl.load(row).to(tl.pointer_type(tl.float16))
@@ -62,7 +64,8 @@ def _cells(table, b, KV16: tl.constexpr):
     else:
         ck = tl.load(row).to(tl.pointer_type(tl.float32))
         cv = tl.load(row + 1).to(tl.pointer_type(tl.float32))
-    cpos = tl.load(row + 2).to(tl.pointer_type(tl.int32))
+    cpos = tl.multiple_of(tl.load(row + 2).to(tl.pointer_type(tl.int32)), 16)
+    ck, cv = tl.multiple_of(ck, 16), tl.multiple_of(cv, 16)
     return ck, cv, cpos, tl.load(row + 3).to(tl.int32)
 
 
