@@ -8,6 +8,8 @@
 # (session 45 H100: 8.672 ms); zinc bench tg64 at 1, 8, 16, 64 sequences (session 45 H100: 460.5 / 1,287.4 / 2,531.6 /
 # 7,535.1); the batched conv + delta rule over `DELTA_SEQS` configurations (bench/cuda_delta_seqs_bench.py: session 43
 # H100, 129 us a layer at 64 sequences); the Qwen3.5-35B-A3B 64-sequence step (session 43 H100: 22.358 ms).
+# Also not yet on a GPU: the batched kernels told that the table's cell and state addresses are 16-byte aligned
+# (sm_90 offline: the batched attention's K/V copies 16 bytes, not 4; the delta rule 109 -> 56 registers).
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src
 mkdir -p .real $OUT/r
 nvidia-smi --query-gpu=name --format=csv,noheader

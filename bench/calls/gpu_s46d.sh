@@ -2,6 +2,8 @@
 # changed since session 45's last device call (`moe.split_sum`, the f16 copies of the GLU, the batched attention and
 # the gated norm, the strided rope reads); the 64-sequence Qwen3-8B step profile (session 45 H100: 8.672 ms, torch's
 # split sums 684 us, conversions 128 us, copies 161 us); zinc bench tg64 of 64 sequences (session 45 H100: 7,535.1).
+# Also not yet on a GPU: the batched kernels told that the table's cell and state addresses are 16-byte aligned
+# (sm_90 offline: the batched attention's K/V copies 16 bytes, not 4; the delta rule 109 -> 56 registers).
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD/src
 mkdir -p .real $OUT/r
 nvidia-smi --query-gpu=name --format=csv,noheader
