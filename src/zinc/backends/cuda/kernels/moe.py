@@ -328,8 +328,11 @@ def experts_gemm(x: torch.Tensor, parts, qtype: int, n_experts: int, n: int, k: 
     order, no sum launch; session 44, H100: for the plain weights of a 64-sequence Qwen3-8B step 0.12 ms slower than
     the torch sums; session 45: 9.049 -> 9.221 ms, 9.282 with Q4_K capped at the loop's 96 registers, 9.659 with the
     slices' loads unrolled). maxnreg: ptxas's register cap (0: none; a knob of bench/cuda_tiles_gemm_bench.py).
-    out16: a (T * k, N) f16 buffer the products are also stored to (for a GEMM that reads them next)."""
+    out16: a (T * k, N) f16 buffer the products are also stored to (for a GEMM that reads them next; the kernel then
+    addresses the products with int32 offsets, so fewer than 2**31 of them)."""
     T, nsel = ids.shape
+    if out16 is not None and T * nsel * n >= 1 << 31:
+        raise ValueError(f"experts_gemm: {T * nsel} x {n} products are too many for out16's int32 offsets")
     bm = bm or block_rows(T * nsel, n_experts)
     swap = bm <= 32 or qtype == 39 if swap is None else swap
     pairs, block_e = aligned if aligned is not None else align_pairs(ids, n_experts, bm)

@@ -172,7 +172,7 @@ def attention_seqs(q, k, v, pos, table, cells_f16: bool, c, mscale: float, n_dim
     seq_split_kernel[(B * hkv * triton.cdiv(r, bm), nsplit)](
         qr, table, pos, snk, out, m, l, o, hq, nsplit, scale * 1.4426950408889634, window, R=r, D=d, DV=dv, DP=dp,
         DVP=dvp, HKV=hkv, BM=bm, BS=bs, KV16=cells_f16, FINAL=final, HAS_SINK=sinks is not None,
-        HALF=out16 is not None, num_warps=warps, num_stages=stages)
+        HALF=final and out16 is not None, num_warps=warps, num_stages=stages)
     if final:
         return out
     nsp = max(2, triton.next_power_of_2(nsplit))
